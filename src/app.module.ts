@@ -1,0 +1,35 @@
+import { DynamicModule, Module, ModuleMetadata } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { AppConfig } from './config/app-config';
+import { CoreModule } from './core.module';
+import { ErrorEnvelopeFilter } from './common/errors/error.filter';
+import { HealthModule } from './modules/health/health.module';
+import { SystemModule } from './modules/system/system.module';
+import { WorkerModule } from './worker.module';
+
+/** Area modules that serve HTTP. Add new areas here. */
+const API_AREAS = [HealthModule, SystemModule];
+
+export interface AppModuleOptions {
+  /** Also run the worker role in this process (`APP_ROLE=all`). */
+  withWorker?: boolean;
+  /** Extra modules, for tests. */
+  imports?: ModuleMetadata['imports'];
+}
+
+/** The api role: HTTP controllers of every area, on top of the shared core. */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, options: AppModuleOptions = {}): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        CoreModule.forRoot(config),
+        ...API_AREAS,
+        ...(options.withWorker ? [WorkerModule.forRoot(config, { embedded: true })] : []),
+        ...(options.imports ?? []),
+      ],
+      providers: [{ provide: APP_FILTER, useClass: ErrorEnvelopeFilter }],
+    };
+  }
+}

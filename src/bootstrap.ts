@@ -1,0 +1,86 @@
+import { INestApplicationContext, ModuleMetadata, ValidationPipe } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module';
+import { RequestValidationError } from './common/errors/request-validation.error';
+import { REQUEST_ID_HEADER, requestIdFor } from './common/http/request-id';
+import { AppConfig } from './config/app-config';
+import { prepareDatabase } from './infra/database/migrate';
+import { WorkerModule } from './worker.module';
+
+export interface BootOptions {
+  /** Extra modules, for tests. */
+  imports?: ModuleMetadata['imports'];
+  /** Skip creating the database and running migrations (already done). */
+  skipMigrations?: boolean;
+}
+
+/** Creates the database if missing and applies migrations. */
+export async function prepareInfrastructure(config: AppConfig): Promise<void> {
+  await prepareDatabase(config.databaseUrl);
+}
+
+/** Builds the api role (and the worker too when `config.role` is `all`), ready to `listen`. */
+export async function createApiApp(config: AppConfig, options: BootOptions = {}): Promise<NestFastifyApplication> {
+  if (!options.skipMigrations) await prepareInfrastructure(config);
+  const adapter = new FastifyAdapter({
+    logger: false,
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config, { withWorker: config.role === 'all', imports: options.imports }),
+    adapter,
+    { bufferLogs: true, abortOnError: false },
+  );
+  app.useLogger(app.get(Logger));
+  app.flushLogs();
+
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', async (request, reply) => {
+      void reply.header(REQUEST_ID_HEADER, request.id);
+    });
+
+  app.useGlobalPipes(
+    new ValidationPipe({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transform: true,
+      exceptionFactory: (errors) => RequestValidationError.fromClassValidator(errors),
+    }),
+  );
+
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Service API')
+      .setDescription('User API (`{ error: { code, message, status } }` errors) and provider platform (RFC 9457 problem details).')
+      .setVersion('1')
+      .addBearerAuth()
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
+
+  await app.init();
+  return app;
+}
+
+/** Builds the worker role: processors, dispatcher and schedulers, without HTTP. */
+export async function createWorkerApp(config: AppConfig, options: BootOptions = {}): Promise<INestApplicationContext> {
+  if (!options.skipMigrations) await prepareInfrastructure(config);
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, { imports: options.imports }), {
+    bufferLogs: true,
+    abortOnError: false,
+  });
+  app.useLogger(app.get(Logger));
+  app.flushLogs();
+  await app.init();
+  return app;
+}

@@ -1,0 +1,151 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { ApiError, ApiErrorCode } from './api-error';
+import { envelopeFor, problemCodeForStatus, problemTitle, userCodeForStatus } from './envelope';
+import { ProblemError, ProblemExtras } from './problem-error';
+import { RequestValidationError } from './request-validation.error';
+
+/** An error reduced to what both envelopes need. */
+interface Failure {
+  status: number;
+  userCode: ApiErrorCode;
+  problemCode: string;
+  message: string;
+  extras: ProblemExtras;
+  headers: Record<string, string>;
+  unexpected: boolean;
+}
+
+/**
+ * The one place errors become responses. User routes answer
+ * `{ error: { code, message, status } }`; provider platform, OAuth token and
+ * operator routes answer RFC 9457 problem details.
+ */
+@Catch()
+export class ErrorEnvelopeFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') return;
+    const http = host.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
+    const failure = this.describe(exception);
+
+    if (failure.unexpected) {
+      this.logger.error({ err: exception, reqId: request.id, url: request.url }, 'unhandled error');
+    }
+    if (reply.sent) return;
+
+    for (const [name, value] of Object.entries(failure.headers)) reply.header(name, value);
+    const path = request.url.split('?')[0];
+    if (envelopeFor(request.url) === 'problem') {
+      void reply
+        .status(failure.status)
+        .type('application/problem+json')
+        .send({
+          type: `${this.config.docsUrl}/developers/errors#${failure.problemCode}`,
+          title: problemTitle(failure.problemCode),
+          status: failure.status,
+          detail: failure.message,
+          instance: path,
+          ...failure.extras,
+        });
+    } else {
+      void reply
+        .status(failure.status)
+        .type('application/json')
+        .send({ error: { code: failure.userCode, message: failure.message, status: failure.status } });
+    }
+  }
+
+  private describe(exception: unknown): Failure {
+    const base = { extras: {}, headers: {}, unexpected: false };
+    if (exception instanceof ApiError) {
+      return {
+        ...base,
+        status: exception.status,
+        userCode: exception.code,
+        problemCode: problemCodeForStatus(exception.status),
+        message: exception.message,
+        headers: exception.headers,
+      };
+    }
+    if (exception instanceof ProblemError) {
+      return {
+        ...base,
+        status: exception.status,
+        userCode: userCodeForStatus(exception.status),
+        problemCode: exception.code,
+        message: exception.detail,
+        extras: exception.extras,
+        headers: exception.headers,
+      };
+    }
+    if (exception instanceof RequestValidationError) {
+      const first = exception.issues[0];
+      return {
+        ...base,
+        status: 400,
+        userCode: 'BAD_REQUEST',
+        problemCode: first.missing ? 'missing_field' : 'invalid_format',
+        message: exception.message,
+        extras: first.field ? { field: first.field } : {},
+      };
+    }
+    if (isMalformedBody(exception)) {
+      return { ...base, status: 400, userCode: 'BAD_REQUEST', problemCode: 'invalid_format', message: 'Request body is not valid JSON' };
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const response = exception.getResponse();
+      const inner = typeof response === 'string' ? response : (response as { message?: unknown }).message;
+      const message = typeof inner === 'string' ? inner : Array.isArray(inner) ? inner.join('; ') : exception.message;
+      return {
+        ...base,
+        status,
+        userCode: userCodeForStatus(status),
+        problemCode: problemCodeForStatus(status),
+        message: status === 404 ? 'Route not found' : message,
+        unexpected: status >= 500,
+      };
+    }
+    // Errors raised by Fastify itself before a handler runs (body parsing, size limits).
+    const fastifyError = exception as { statusCode?: unknown; code?: unknown; message?: unknown };
+    if (typeof fastifyError?.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+      const status = fastifyError.statusCode;
+      return {
+        ...base,
+        status,
+        userCode: userCodeForStatus(status),
+        problemCode: problemCodeForStatus(status),
+        message: String(fastifyError.message),
+      };
+    }
+    return {
+      ...base,
+      status: 500,
+      userCode: 'INTERNAL_ERROR',
+      problemCode: 'internal_error',
+      message: 'An unexpected error occurred',
+      unexpected: true,
+    };
+  }
+}
+
+/** Fastify's body parser failures, whichever wrapper they arrive in. */
+function isMalformedBody(exception: unknown): boolean {
+  const candidates = [exception, (exception as { cause?: unknown })?.cause];
+  return candidates.some((e) => {
+    const { code, message } = (e ?? {}) as { code?: unknown; message?: unknown };
+    return (
+      code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+      code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+      /is not valid JSON|Body cannot be empty/.test(String(message))
+    );
+  });
+}

@@ -1,0 +1,176 @@
+import { isIP } from 'node:net';
+
+export type AppRole = 'api' | 'worker' | 'all';
+
+/** Typed, validated view of the environment. Built once at start-up by `loadConfig`. */
+export interface AppConfig {
+  role: AppRole;
+  nodeEnv: string;
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  docsUrl: string;
+  databaseUrl: string;
+  redisUrl: string;
+  /** Prefix of every Redis key the service writes (queues, limits, caches), so several deployments or test runs can share one server. */
+  redisPrefix: string;
+  idp: { projectId: string | undefined; jwksUrl: string; issuer: string; audience: string };
+  tokenSigningKey: string | undefined;
+  encryptionKey: Buffer | undefined;
+  smtpUrl: string | undefined;
+  operatorToken: string | undefined;
+  allowPrivateTargets: boolean;
+  webhookDeliveryIps: { ipv4: string[]; ipv6: string[] };
+  logLevel: string;
+  /** Port of the worker role's small health listener (worker only; 0 disables it). */
+  workerHealthPort: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const FIREBASE_JWKS = 'https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com';
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Reads and validates every variable of the configuration table. All problems are
+ * collected and reported together, each naming its variable, so an operator fixes
+ * a broken deployment in one pass.
+ */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const problems: string[] = [];
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const fail = (name: string, why: string) => problems.push(`${name} ${why}`);
+
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const value = read(name) ?? fallback;
+    if (!allowed.includes(value as T)) fail(name, `must be one of ${allowed.join(', ')} (got "${value}")`);
+    return value as T;
+  };
+  const port = (name: string, fallback: number, allowZero = false): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n > 65535 || (!allowZero && n === 0)) {
+      fail(name, `must be a TCP port number (got "${raw}")`);
+      return fallback;
+    }
+    return n;
+  };
+  const url = (name: string, fallback: string | undefined, protocols: string[]): string | undefined => {
+    const raw = read(name) ?? fallback;
+    if (raw === undefined) return undefined;
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) {
+        fail(name, `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')} (got "${parsed.protocol.replace(':', '')}")`);
+      }
+      return raw.replace(/\/+$/, '');
+    } catch {
+      fail(name, `must be an absolute URL (got "${raw}")`);
+      return raw;
+    }
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true;
+    if (['false', '0', 'no'].includes(raw.toLowerCase())) return false;
+    fail(name, `must be true or false (got "${raw}")`);
+    return fallback;
+  };
+
+  const nodeEnv = read('NODE_ENV') ?? 'development';
+  const role = oneOf('APP_ROLE', ['api', 'worker', 'all'] as const, 'all');
+  const host = read('HOST') ?? '0.0.0.0';
+  if (isIP(host) === 0 && !/^[a-zA-Z0-9.-]+$/.test(host)) fail('HOST', `must be an IP address or host name (got "${host}")`);
+
+  const projectId = read('IDP_PROJECT_ID');
+  const idpDefaultsNeeded = !projectId && (!read('IDP_ISSUER') || !read('IDP_AUDIENCE'));
+  if (idpDefaultsNeeded && nodeEnv === 'production') {
+    fail('IDP_PROJECT_ID', 'is required in production unless IDP_ISSUER and IDP_AUDIENCE are both set');
+  }
+  const idpProject = projectId ?? 'local-dev';
+
+  const encryptionKeyRaw = read('ENCRYPTION_KEY');
+  let encryptionKey: Buffer | undefined;
+  if (encryptionKeyRaw !== undefined) {
+    encryptionKey = Buffer.from(encryptionKeyRaw, 'base64');
+    if (encryptionKey.length !== 32) fail('ENCRYPTION_KEY', `must be 32 bytes encoded in base64 (got ${encryptionKey.length} bytes)`);
+  } else if (nodeEnv === 'production') {
+    fail('ENCRYPTION_KEY', 'is required when NODE_ENV=production');
+  }
+
+  const operatorToken = read('OPERATOR_TOKEN');
+  if (operatorToken !== undefined && operatorToken.length < 16) fail('OPERATOR_TOKEN', 'must be at least 16 characters');
+
+  const tokenSigningKey = read('TOKEN_SIGNING_KEY');
+  if (tokenSigningKey !== undefined && !tokenSigningKey.includes('PRIVATE KEY') && !tokenSigningKey.startsWith('{')) {
+    fail('TOKEN_SIGNING_KEY', 'must be a PKCS#8 PEM or a JWK (JSON) holding an EC P-256 private key');
+  }
+
+  const webhookDeliveryIps = { ipv4: [] as string[], ipv6: [] as string[] };
+  for (const cidr of (read('WEBHOOK_DELIVERY_IPS') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const [address, bits] = cidr.split('/');
+    const family = isIP(address);
+    const max = family === 4 ? 32 : 128;
+    if (family === 0 || bits === undefined || !/^\d+$/.test(bits) || Number(bits) > max) {
+      fail('WEBHOOK_DELIVERY_IPS', `must be a comma-separated list of CIDR ranges (bad entry "${cidr}")`);
+      continue;
+    }
+    (family === 4 ? webhookDeliveryIps.ipv4 : webhookDeliveryIps.ipv6).push(cidr);
+  }
+
+  const redisPrefix = read('REDIS_PREFIX') ?? 'svc';
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(redisPrefix)) fail('REDIS_PREFIX', 'must be 1-64 letters, digits, dots, dashes or underscores');
+
+  const config: AppConfig = {
+    role,
+    nodeEnv,
+    port: port('PORT', 3000, true),
+    host,
+    publicBaseUrl: url('PUBLIC_BASE_URL', 'http://localhost:3000', ['http:', 'https:'])!,
+    docsUrl: url('DOCS_URL', 'https://docs.example.com', ['http:', 'https:'])!,
+    databaseUrl: url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/service', ['postgres:', 'postgresql:'])!,
+    redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
+    redisPrefix,
+    idp: {
+      projectId,
+      jwksUrl: url('IDP_JWKS_URL', FIREBASE_JWKS, ['http:', 'https:'])!,
+      issuer: read('IDP_ISSUER') ?? `https://securetoken.google.com/${idpProject}`,
+      audience: read('IDP_AUDIENCE') ?? idpProject,
+    },
+    tokenSigningKey,
+    encryptionKey,
+    smtpUrl: url('SMTP_URL', undefined, ['smtp:', 'smtps:']),
+    operatorToken,
+    allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
+    webhookDeliveryIps,
+    logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    workerHealthPort: port('WORKER_HEALTH_PORT', 3001, true),
+  };
+
+  if (config.databaseUrl) {
+    try {
+      const name = new URL(config.databaseUrl).pathname.replace(/^\//, '');
+      if (!/^[A-Za-z0-9_-]{1,63}$/.test(name)) fail('DATABASE_URL', `must name a database of letters, digits, _ or - (got "${name}")`);
+    } catch {
+      /* reported above */
+    }
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,59 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import type { IncomingMessage } from 'node:http';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './infra/database/database.module';
+import { QueueModule } from './infra/queue/queue.module';
+import { RedisModule } from './infra/redis/redis.module';
+import { EventsModule } from './modules/events/events.module';
+
+/** Paths of values that must never reach a log line. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-signature-256"]',
+  'req.query.token',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.client_secret',
+  '*.webhook_secret',
+  '*.secret',
+  '*.token',
+  '*.access_token',
+  '*.refresh_token',
+  '*.firebase_token',
+];
+
+/** What both roles share: configuration, logging, PostgreSQL, Redis, queues and the outbox. */
+@Module({})
+export class CoreModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: CoreModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot({
+          pinoHttp: {
+            level: config.logLevel,
+            redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+            // Fastify assigned the id (see http-server.ts); reuse it so logs and the header agree.
+            genReqId: (req: IncomingMessage) => (req as IncomingMessage & { id: string }).id,
+            customProps: () => ({ role: config.role }),
+            serializers: {
+              req: (req: { id: string; method: string; url: string }) => ({
+                id: req.id,
+                method: req.method,
+                url: req.url?.replace(/([?&]token=)[^&]+/, '$1[redacted]'),
+              }),
+            },
+          },
+        }),
+        DatabaseModule,
+        RedisModule,
+        QueueModule,
+        EventsModule,
+      ],
+    };
+  }
+}

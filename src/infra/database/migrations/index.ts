@@ -1,0 +1,7 @@
+import { Foundation1764000000000 } from './1764000000000-Foundation';
+
+/**
+ * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
+ * writes a new file; add its class here so the api, the worker and the CLI all run it.
+ */
+export const MIGRATIONS = [Foundation1764000000000];

@@ -1,0 +1,45 @@
+import { Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { redisOptionsFromUrl } from './redis-options';
+
+/** Injection token of the shared ioredis client (commands only; no blocking calls, no subscriptions). */
+export const REDIS = Symbol('REDIS');
+
+@Global()
+@Module({
+  providers: [
+    {
+      provide: REDIS,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => {
+        const logger = new Logger('Redis');
+        const client = new Redis({
+          ...redisOptionsFromUrl(config.redisUrl),
+          // Fail fast instead of queueing commands while Redis is away: callers
+          // (readiness, rate limits) must see the outage, not hang on it.
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 1,
+          retryStrategy: (times) => Math.min(times * 200, 2000),
+        });
+        let reported = false;
+        client.on('error', (error) => {
+          if (!reported) logger.warn(`Redis unavailable: ${error.message}`);
+          reported = true;
+        });
+        client.on('ready', () => (reported = false));
+        return client;
+      },
+    },
+  ],
+  exports: [REDIS],
+})
+export class RedisModule implements OnApplicationShutdown {
+  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
+    else this.redis.disconnect();
+  }
+}

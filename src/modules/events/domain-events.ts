@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { newId } from '../../common/ids';
+
+/** PostgreSQL channel that wakes the dispatcher when a transaction with events commits. */
+export const EVENTS_CHANNEL = 'domain_events';
+
+export interface DomainEventInput {
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+export interface DomainEvent extends DomainEventInput {
+  id: string;
+  createdAt: Date;
+}
+
+/**
+ * Records domain events in the outbox. Always pass the EntityManager of the
+ * transaction that makes the change: the event then exists if and only if the
+ * change committed. `pg_notify` inside the same transaction is delivered by
+ * PostgreSQL on commit and dropped on rollback, which is exactly the wake-up
+ * the dispatcher needs.
+ */
+@Injectable()
+export class DomainEvents {
+  async record(manager: EntityManager, event: DomainEventInput): Promise<DomainEvent> {
+    if (!manager.queryRunner?.isTransactionActive) {
+      throw new Error('DomainEvents.record must be called inside a transaction');
+    }
+    const id = newId('evt');
+    const rows: Array<{ created_at: Date }> = await manager.query(
+      `INSERT INTO events (id, type, payload) VALUES ($1, $2, $3) RETURNING created_at`,
+      [id, event.type, JSON.stringify(event.payload)],
+    );
+    await manager.query(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, id]);
+    return { id, type: event.type, payload: event.payload, createdAt: rows[0].created_at };
+  }
+}

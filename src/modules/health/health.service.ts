@@ -1,0 +1,42 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { REDIS } from '../../infra/redis/redis.module';
+
+export type CheckState = 'up' | 'down';
+export interface Readiness {
+  status: 'ok' | 'unavailable';
+  checks: { database: CheckState; redis: CheckState };
+}
+
+const CHECK_TIMEOUT_MS = 1_000;
+
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timeout')), ms);
+    promise.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
+
+@Injectable()
+export class HealthService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(REDIS) private readonly redis: Redis,
+  ) {}
+
+  async readiness(): Promise<Readiness> {
+    const [database, redis] = await Promise.all([this.check(() => this.dataSource.query('SELECT 1')), this.check(() => this.redis.ping())]);
+    return { status: database === 'up' && redis === 'up' ? 'ok' : 'unavailable', checks: { database, redis } };
+  }
+
+  private async check(probe: () => Promise<unknown>): Promise<CheckState> {
+    try {
+      await within(probe(), CHECK_TIMEOUT_MS);
+      return 'up';
+    } catch {
+      return 'down';
+    }
+  }
+}

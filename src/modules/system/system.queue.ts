@@ -1,0 +1,45 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import { QUEUES } from '../../infra/queue/queues';
+
+export const SYSTEM_JOBS = {
+  purgeExpired: 'purge-expired',
+} as const;
+
+export interface PurgeExpiredJob {
+  requestedBy: 'schedule' | 'operator';
+}
+
+export interface PurgeExpiredResult {
+  eventsPurged: number;
+}
+
+/** Producer of the `system` queue. */
+@Injectable()
+export class SystemQueue {
+  constructor(@InjectQueue(QUEUES.system) private readonly queue: Queue<PurgeExpiredJob, PurgeExpiredResult>) {}
+
+  /**
+   * Asks for a purge of expired rows. Requests within the same minute share one
+   * job id, so a burst of requests (or a retried HTTP call) purges once.
+   */
+  async requestPurge(requestedBy: PurgeExpiredJob['requestedBy']): Promise<{ jobId: string }> {
+    const minute = new Date().toISOString().slice(0, 16).replace(/[-:T]/g, '');
+    const jobId = `${SYSTEM_JOBS.purgeExpired}.${minute}`;
+    await this.queue.add(SYSTEM_JOBS.purgeExpired, { requestedBy }, { jobId });
+    return { jobId };
+  }
+
+  /** Registers the hourly purge. Idempotent: upserting the same scheduler id replaces it. */
+  async schedulePurge(): Promise<void> {
+    await this.queue.upsertJobScheduler(
+      `${SYSTEM_JOBS.purgeExpired}.hourly`,
+      { every: 3_600_000 },
+      {
+        name: SYSTEM_JOBS.purgeExpired,
+        data: { requestedBy: 'schedule' },
+      },
+    );
+  }
+}

@@ -1,0 +1,49 @@
+import { DynamicModule, Logger, Module, ModuleMetadata, OnModuleInit, Type } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { AppConfig } from './config/app-config';
+import { CoreModule } from './core.module';
+import { QUEUE_NAMES } from './infra/queue/queues';
+import { EventDispatcher } from './modules/events/event-dispatcher';
+import { HealthModule } from './modules/health/health.module';
+import { SystemModule } from './modules/system/system.module';
+import { SystemProcessor } from './modules/system/system.processor';
+
+/** Every BullMQ consumer. Only the worker role registers them. */
+const PROCESSORS: Type[] = [SystemProcessor];
+/** Area modules whose services the processors use. */
+const WORKER_AREAS = [HealthModule, SystemModule];
+
+const PROCESSOR_METADATA = 'bullmq:processor_metadata';
+
+export interface WorkerModuleOptions {
+  /** Running inside the api process (`APP_ROLE=all`): the core is already there. */
+  embedded?: boolean;
+  imports?: ModuleMetadata['imports'];
+}
+
+/** The worker role: queue processors, the outbox dispatcher and schedulers. No HTTP. */
+@Module({})
+export class WorkerModule implements OnModuleInit {
+  private readonly logger = new Logger('Worker');
+
+  static forRoot(config: AppConfig, options: WorkerModuleOptions = {}): DynamicModule {
+    return {
+      module: WorkerModule,
+      imports: [...(options.embedded ? [] : [CoreModule.forRoot(config)]), DiscoveryModule, ...WORKER_AREAS, ...(options.imports ?? [])],
+      providers: [...PROCESSORS, EventDispatcher],
+    };
+  }
+
+  /** A processor for a queue nobody declared is a typo that would silently never run: refuse to start. */
+  onModuleInit(): void {
+    for (const processor of PROCESSORS) {
+      const metadata = Reflect.getMetadata(PROCESSOR_METADATA, processor) as { name?: string } | undefined;
+      if (!metadata?.name || !QUEUE_NAMES.includes(metadata.name as never)) {
+        throw new Error(`${processor.name} consumes unknown queue "${metadata?.name}"; declare it in infra/queue/queues.ts`);
+      }
+    }
+    this.logger.log(
+      `processing queues: ${PROCESSORS.map((p) => (Reflect.getMetadata(PROCESSOR_METADATA, p) as { name: string }).name).join(', ')}`,
+    );
+  }
+}
