@@ -13,22 +13,30 @@ const swc = [
   },
 ];
 
+// ESM-only packages deep in the dependency tree. Node 20.19 loads them with
+// require(esm); Jest's own module loader does not, so they are compiled to CommonJS.
+const esmOnly = ['content-disposition'];
+const transformJs = ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } }];
+const common = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': swc, '^.+\\.m?js$': transformJs },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
+};
+
 module.exports = {
   projects: [
     {
       displayName: 'unit',
-      testEnvironment: 'node',
-      transform: { '^.+\\.ts$': swc },
+      ...common,
       testMatch: ['<rootDir>/test/unit/**/*.spec.ts'],
     },
     {
       displayName: 'e2e',
-      testEnvironment: 'node',
-      transform: { '^.+\\.ts$': swc },
+      ...common,
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 30000,
+      setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.ts'],
       slowTestThreshold: 15,
     },
   ],

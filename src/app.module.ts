@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { AppConfig } from './config/app-config';
 import { CoreModule } from './core.module';
 import { ErrorEnvelopeFilter } from './common/errors/error.filter';
+import { HttpDrain } from './common/http/http-drain';
 import { HealthModule } from './modules/health/health.module';
 import { SystemModule } from './modules/system/system.module';
 import { WorkerModule } from './worker.module';
@@ -29,7 +30,7 @@ export class AppModule {
         ...(options.withWorker ? [WorkerModule.forRoot(config, { embedded: true })] : []),
         ...(options.imports ?? []),
       ],
-      providers: [{ provide: APP_FILTER, useClass: ErrorEnvelopeFilter }],
+      providers: [{ provide: APP_FILTER, useClass: ErrorEnvelopeFilter }, HttpDrain],
     };
   }
 }

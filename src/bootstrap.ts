@@ -5,6 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { RequestValidationError } from './common/errors/request-validation.error';
+import { HttpDrain } from './common/http/http-drain';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/http/request-id';
 import { AppConfig } from './config/app-config';
 import { prepareDatabase } from './infra/database/migrate';
@@ -41,12 +42,14 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
   app.useLogger(app.get(Logger));
   app.flushLogs();
 
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .addHook('onRequest', async (request, reply) => {
-      void reply.header(REQUEST_ID_HEADER, request.id);
-    });
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', async (request, reply) => {
+    void reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  const drain = app.get(HttpDrain);
+  fastify.addHook('onSend', async (_request, reply) => {
+    if (drain.draining) void reply.header('connection', 'close');
+  });
 
   app.useGlobalPipes(
     new ValidationPipe({

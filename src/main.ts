@@ -15,9 +15,28 @@ async function main(): Promise<void> {
     return;
   }
   const app = await createApiApp(config);
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  // On SIGTERM Fastify stops accepting connections, finishes in-flight requests,
+  // then Nest runs shutdown hooks (the embedded worker closes its BullMQ workers,
+  // which wait for active jobs). Exit 0: a requested stop is not a failure.
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    app.get(Logger).log(`${signal} received: draining`);
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        app.get(Logger).error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
   await app.listen({ port: config.port, host: config.host });
-  app.get(Logger).log(`api listening on http://${config.host}:${config.port} (role ${config.role})`);
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  app.get(Logger).log(`api listening on http://${config.host}:${port} (role ${config.role})`);
 }
 
 main().catch((error: unknown) => {

@@ -1,0 +1,109 @@
+import { Injectable, Module } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { DomainEvent, DomainEvents } from '../../src/modules/events/domain-events';
+import { OnDomainEvent } from '../../src/modules/events/on-domain-event.decorator';
+import { TestEnvironment } from '../support/harness';
+import { waitFor } from '../support/wait-for';
+
+/** Events seen by subscribers, shared by the in-process workers of a test. */
+const seen: Array<{ id: string }> = [];
+let failuresLeft = 0;
+
+@Injectable()
+class CountingSubscriber {
+  @OnDomainEvent('probe.counted')
+  async count(event: DomainEvent, manager: EntityManager): Promise<void> {
+    // A write through the dispatcher's transaction commits with the dispatch.
+    await manager.query(`SELECT 1`);
+    seen.push({ id: event.id });
+  }
+
+  @OnDomainEvent('probe.flaky')
+  flaky(event: DomainEvent): void {
+    if (failuresLeft > 0) {
+      failuresLeft -= 1;
+      throw new Error('subscriber is down for a moment');
+    }
+    seen.push({ id: event.id });
+  }
+}
+
+@Module({ providers: [CountingSubscriber] })
+class CountingModule {}
+
+describe('domain events (transactional outbox)', () => {
+  let env: TestEnvironment;
+  let dataSource: DataSource;
+  let events: DomainEvents;
+
+  beforeAll(async () => {
+    env = await TestEnvironment.create();
+    const { app } = await env.startApi();
+    dataSource = app.get(getDataSourceToken());
+    events = app.get(DomainEvents);
+  });
+  afterAll(() => env.close());
+  beforeEach(() => (seen.length = 0));
+
+  const record = (type: string, payload: Record<string, unknown> = {}) =>
+    dataSource.transaction((manager) => events.record(manager, { type, payload }));
+
+  it('refuses to record outside a transaction', async () => {
+    await expect(events.record(dataSource.manager, { type: 'probe.counted', payload: {} })).rejects.toThrow(/inside a transaction/);
+  });
+
+  it('never dispatches an event whose transaction rolled back; dispatches a committed one exactly once across two workers', async () => {
+    await env.startWorker({ imports: [CountingModule] });
+    await env.startWorker({ imports: [CountingModule] });
+
+    let rolledBackId = '';
+    await expect(
+      dataSource.transaction(async (manager) => {
+        rolledBackId = (await events.record(manager, { type: 'probe.counted', payload: { n: -1 } })).id;
+        throw new Error('abort the change');
+      }),
+    ).rejects.toThrow('abort the change');
+
+    const committed: string[] = [];
+    await Promise.all(
+      Array.from({ length: 200 }, async (_, n) => {
+        committed.push((await record('probe.counted', { n })).id);
+      }),
+    );
+
+    await waitFor(() => seen.length >= committed.length, { what: 'all committed events to be dispatched' });
+    // Give a duplicate, if the dispatcher could produce one, time to show up.
+    await new Promise((r) => setTimeout(r, 300));
+
+    const ids = seen.map((s) => s.id);
+    expect(ids.sort()).toEqual([...committed].sort());
+    expect(new Set(ids).size).toBe(committed.length);
+    expect(ids).not.toContain(rolledBackId);
+    const [{ count }] = await dataSource.query(`SELECT count(*)::int AS count FROM events WHERE id = $1`, [rolledBackId]);
+    expect(count).toBe(0);
+    const [{ pending }] = await dataSource.query(`SELECT count(*)::int AS pending FROM events WHERE dispatched_at IS NULL`);
+    expect(pending).toBe(0);
+  });
+
+  it('wakes the dispatcher on commit instead of waiting for the periodic sweep', async () => {
+    // The sweep runs every 5 s; NOTIFY on commit must deliver well before it.
+    const startedAt = Date.now();
+    const { id } = await record('probe.counted');
+    await waitFor(() => seen.some((s) => s.id === id), { timeoutMs: 3_000, intervalMs: 5, what: 'the notified dispatch' });
+    expect(Date.now() - startedAt).toBeLessThan(3_000);
+  });
+
+  it('retries a failing subscriber later without blocking other events', async () => {
+    failuresLeft = 1;
+    const flaky = await record('probe.flaky');
+    const other = await record('probe.counted');
+    await waitFor(() => seen.some((s) => s.id === other.id), { what: 'the healthy event' });
+    const [row] = await dataSource.query(`SELECT attempts, last_error, dispatched_at FROM events WHERE id = $1`, [flaky.id]);
+    expect(row).toMatchObject({ attempts: 1, last_error: 'subscriber is down for a moment', dispatched_at: null });
+    // The retry is due after 1 s of backoff; the periodic sweep picks it up.
+    await waitFor(() => seen.some((s) => s.id === flaky.id), { timeoutMs: 10_000, what: 'the retried event' });
+    const [after] = await dataSource.query(`SELECT attempts, last_error, dispatched_at FROM events WHERE id = $1`, [flaky.id]);
+    expect(after).toMatchObject({ attempts: 2, last_error: null, dispatched_at: expect.any(Date) });
+  });
+});

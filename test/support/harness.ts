@@ -1,0 +1,126 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { INestApplicationContext, ModuleMetadata } from '@nestjs/common';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import Redis from 'ioredis';
+import { createApiApp, createWorkerApp } from '../../src/bootstrap';
+import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { createTestDatabase } from './database';
+import { waitFor } from './wait-for';
+
+export const OPERATOR_TOKEN = 'operator-token-for-tests-only';
+const ROOT = join(__dirname, '../..');
+
+/**
+ * One isolated environment per test file: its own PostgreSQL database (cloned
+ * from the migrated template) and its own Redis key prefix.
+ */
+export class TestEnvironment {
+  private readonly closers: Array<() => Promise<unknown>> = [];
+  env: Record<string, string> = {};
+
+  static async create(extraEnv: Record<string, string> = {}): Promise<TestEnvironment> {
+    const environment = new TestEnvironment();
+    const database = await createTestDatabase();
+    environment.closers.push(database.drop);
+    environment.env = {
+      NODE_ENV: 'test',
+      DATABASE_URL: database.url,
+      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_PREFIX: `svc_t_${randomBytes(4).toString('hex')}`,
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      OPERATOR_TOKEN,
+      ALLOW_PRIVATE_TARGETS: 'true',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      WORKER_HEALTH_PORT: '0',
+      ...extraEnv,
+    };
+    environment.closers.push(() => deleteRedisKeys(environment.env.REDIS_URL, environment.env.REDIS_PREFIX));
+    return environment;
+  }
+
+  config(overrides: Record<string, string> = {}): AppConfig {
+    return loadConfig({ ...this.env, ...overrides });
+  }
+
+  /** Starts the api role in this process, listening on a free loopback port. */
+  async startApi(
+    options: { role?: 'api' | 'all'; env?: Record<string, string>; imports?: ModuleMetadata['imports'] } = {},
+  ): Promise<{ app: NestFastifyApplication; url: string }> {
+    const config = this.config({ APP_ROLE: options.role ?? 'api', ...options.env });
+    const app = await createApiApp(config, { imports: options.imports, skipMigrations: true });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    this.closers.push(() => app.close());
+    return { app, url: await app.getUrl().then((u) => u.replace('[::1]', '127.0.0.1')) };
+  }
+
+  /** Starts the worker role in this process. */
+  async startWorker(options: { imports?: ModuleMetadata['imports']; env?: Record<string, string> } = {}): Promise<INestApplicationContext> {
+    const worker = await createWorkerApp(this.config({ APP_ROLE: 'worker', ...options.env }), {
+      imports: options.imports,
+      skipMigrations: true,
+    });
+    this.closers.push(() => worker.close());
+    return worker;
+  }
+
+  /** Runs a compiled role (`dist/`) as a separate operating-system process, as operators do. */
+  spawnRole(entry: 'main' | 'worker', env: Record<string, string> = {}): SpawnedRole {
+    const child = spawn(process.execPath, [join(ROOT, 'dist', `${entry}.js`)], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...this.env, LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const role = new SpawnedRole(child);
+    this.closers.push(() => role.kill());
+    return role;
+  }
+
+  async close(): Promise<void> {
+    for (const close of this.closers.reverse()) {
+      await close().catch((error: unknown) => console.warn('cleanup failed', error));
+    }
+  }
+}
+
+export class SpawnedRole {
+  output = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(readonly child: ChildProcess) {
+    child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  /** Waits until the process has printed a line matching `pattern`. */
+  async waitForOutput(pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
+    return waitFor(() => this.output.match(pattern) ?? undefined, {
+      timeoutMs,
+      what: `output ${pattern} (got: ${this.output.slice(-2000)})`,
+    });
+  }
+
+  async kill(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
