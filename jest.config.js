@@ -1,26 +1,13 @@
-/** @type {import('jest').Config} */
-const swc = [
-  '@swc/jest',
-  {
-    jsc: {
-      parser: { syntax: 'typescript', decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
-      target: 'es2022',
-      keepClassNames: true,
-    },
-    module: { type: 'commonjs' },
-    sourceMaps: 'inline',
-  },
-];
-
-// ESM-only packages deep in the dependency tree. Node 20.19 loads them with
-// require(esm); Jest's own module loader does not, so they are compiled to CommonJS.
-const esmOnly = ['content-disposition'];
-const transformJs = ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } }];
+/**
+ * Tests compile with the TypeScript compiler itself (ts-jest, transpile-only),
+ * the same emitter as `nest build`, so decorator metadata (what Nest injection
+ * and TypeORM depend on) is produced identically in tests and in production.
+ * Type errors are caught once, by `npm run typecheck`.
+ * @type {import('jest').Config}
+ */
 const common = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': swc, '^.+\\.m?js$': transformJs },
-  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }] },
 };
 
 module.exports = {
