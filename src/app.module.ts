@@ -4,12 +4,14 @@ import { AppConfig } from './config/app-config';
 import { CoreModule } from './core.module';
 import { ErrorEnvelopeFilter } from './common/errors/error.filter';
 import { HttpDrain } from './common/http/http-drain';
+import { AuthModule } from './modules/auth/auth.module';
 import { HealthModule } from './modules/health/health.module';
+import { SoulModule } from './modules/soul/soul.module';
 import { SystemModule } from './modules/system/system.module';
 import { WorkerModule } from './worker.module';
 
 /** Area modules that serve HTTP. Add new areas here. */
-const API_AREAS = [HealthModule, SystemModule];
+const API_AREAS = [HealthModule, SystemModule, AuthModule, SoulModule];
 
 export interface AppModuleOptions {
   /** Also run the worker role in this process (`APP_ROLE=all`). */

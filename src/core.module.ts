@@ -7,6 +7,8 @@ import { DatabaseModule } from './infra/database/database.module';
 import { QueueModule } from './infra/queue/queue.module';
 import { RedisModule } from './infra/redis/redis.module';
 import { EventsModule } from './modules/events/events.module';
+import { IdempotencyModule } from './common/idempotency/idempotency.module';
+import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 
 /** Paths of values that must never reach a log line. */
 export const REDACTED_PATHS = [
@@ -53,6 +55,8 @@ export class CoreModule {
         RedisModule,
         QueueModule,
         EventsModule,
+        RateLimitModule,
+        IdempotencyModule,
       ],
     };
   }

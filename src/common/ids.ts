@@ -43,7 +43,7 @@ export function newId(prefix: IdPrefix): string {
 
 const ID_SHAPE = /^([a-z]{2,5})_([0-9A-Za-z]{22})$/;
 
-export function isId(value: unknown, prefix?: IdPrefix): value is string {
+export function isId(value: unknown, prefix?: IdPrefix): boolean {
   if (typeof value !== 'string') return false;
   const match = ID_SHAPE.exec(value);
   return match !== null && (prefix === undefined || match[1] === prefix);

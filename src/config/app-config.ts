@@ -14,7 +14,11 @@ export interface AppConfig {
   redisUrl: string;
   /** Prefix of every Redis key the service writes (queues, limits, caches), so several deployments or test runs can share one server. */
   redisPrefix: string;
-  idp: { projectId: string | undefined; jwksUrl: string; issuer: string; audience: string };
+  idp: { projectId: string | undefined; jwksUrl: string; issuer: string; audience: string; jwksCooldownMs: number };
+  /** Request limits of the enterprise tier (free and pro are fixed by the spec). */
+  enterpriseLimits: { perMinute: number; perDay: number };
+  /** OpenAI-compatible chat completions endpoint for agent actions; unset: the built-in composer. */
+  agentLlm: { url: string | undefined; model: string; apiKey: string | undefined };
   tokenSigningKey: string | undefined;
   encryptionKey: Buffer | undefined;
   smtpUrl: string | undefined;
@@ -79,6 +83,16 @@ export function loadConfig(env: Env = process.env): AppConfig {
       fail(name, `must be an absolute URL (got "${raw}")`);
       return raw;
     }
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < min || n > max) {
+      fail(name, `must be an integer from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return n;
   };
   const bool = (name: string, fallback: boolean): boolean => {
     const raw = read(name);
@@ -151,6 +165,16 @@ export function loadConfig(env: Env = process.env): AppConfig {
       jwksUrl: url('IDP_JWKS_URL', FIREBASE_JWKS, ['http:', 'https:'])!,
       issuer: read('IDP_ISSUER') ?? `https://securetoken.google.com/${idpProject}`,
       audience: read('IDP_AUDIENCE') ?? idpProject,
+      jwksCooldownMs: int('IDP_JWKS_COOLDOWN_SECONDS', 30, 0, 3600) * 1000,
+    },
+    enterpriseLimits: {
+      perMinute: int('RATE_LIMIT_ENTERPRISE_PER_MINUTE', 3000, 1, 10_000_000),
+      perDay: int('RATE_LIMIT_ENTERPRISE_PER_DAY', 1_000_000, 1, 1_000_000_000),
+    },
+    agentLlm: {
+      url: url('AGENT_LLM_URL', undefined, ['http:', 'https:']),
+      model: read('AGENT_LLM_MODEL') ?? 'gpt-4o-mini',
+      apiKey: read('AGENT_LLM_API_KEY'),
     },
     tokenSigningKey,
     encryptionKey,

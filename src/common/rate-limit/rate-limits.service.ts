@@ -1,0 +1,115 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import Redis from 'ioredis';
+import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { REDIS } from '../../infra/redis/redis.module';
+
+export type Tier = 'free' | 'pro' | 'enterprise';
+
+/** Outcome of counting one request: what the `X-RateLimit-*` headers report. */
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Epoch seconds at which the reported window resets. */
+  resetAt: number;
+  /** Seconds to wait when refused. */
+  retryAfter: number;
+}
+
+interface Window {
+  points: number;
+  duration: number;
+}
+
+/** Spec limits per tier: requests per minute and per day. */
+function tierWindows(config: AppConfig): Record<Tier, [Window, Window]> {
+  return {
+    free: [
+      { points: 60, duration: 60 },
+      { points: 1_000, duration: 86_400 },
+    ],
+    pro: [
+      { points: 300, duration: 60 },
+      { points: 10_000, duration: 86_400 },
+    ],
+    enterprise: [
+      { points: config.enterpriseLimits.perMinute, duration: 60 },
+      { points: config.enterpriseLimits.perDay, duration: 86_400 },
+    ],
+  };
+}
+
+/** Unauthenticated calls (login) are counted per client address. */
+const ADDRESS_WINDOW: Window = { points: 60, duration: 60 };
+
+/**
+ * Fixed-window counters in Redis (rate-limiter-flexible), atomic across api
+ * instances. If Redis is unreachable each instance falls back to an in-memory
+ * limiter with the same rules rather than failing every request.
+ */
+@Injectable()
+export class RateLimits {
+  private readonly logger = new Logger(RateLimits.name);
+  private readonly tiers: Record<Tier, RateLimiterAbstract[]>;
+  private readonly address: RateLimiterAbstract;
+
+  constructor(@Inject(REDIS) redis: Redis, @Inject(APP_CONFIG) config: AppConfig) {
+    const make = (name: string, window: Window) =>
+      new RateLimiterRedis({
+        storeClient: redis,
+        keyPrefix: `${config.redisPrefix}:rl:${name}`,
+        points: window.points,
+        duration: window.duration,
+        insuranceLimiter: new RateLimiterMemory({ points: window.points, duration: window.duration }),
+      });
+    const windows = tierWindows(config);
+    this.tiers = {
+      free: windows.free.map((w, i) => make(`free:${i}`, w)),
+      pro: windows.pro.map((w, i) => make(`pro:${i}`, w)),
+      enterprise: windows.enterprise.map((w, i) => make(`ent:${i}`, w)),
+    };
+    this.address = make('addr', ADDRESS_WINDOW);
+  }
+
+  consumeForUser(userId: string, tier: Tier): Promise<RateDecision> {
+    return this.consume(this.tiers[tier], userId);
+  }
+
+  consumeForAddress(address: string): Promise<RateDecision> {
+    return this.consume([this.address], address);
+  }
+
+  /**
+   * Counts against every window (minute, then day). The headers describe the
+   * window with the fewest requests left, which is the one that will refuse first.
+   */
+  private async consume(limiters: RateLimiterAbstract[], key: string): Promise<RateDecision> {
+    let tightest: RateDecision | null = null;
+    for (const limiter of limiters) {
+      let result: RateLimiterRes;
+      let allowed = true;
+      try {
+        result = await limiter.consume(key);
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) {
+          this.logger.error({ err: rejection }, 'rate limiter failed');
+          throw rejection;
+        }
+        result = rejection;
+        allowed = false;
+      }
+      const decision: RateDecision = {
+        allowed,
+        limit: limiter.points,
+        remaining: Math.max(0, result.remainingPoints),
+        resetAt: Math.ceil((Date.now() + result.msBeforeNext) / 1000),
+        retryAfter: Math.max(1, Math.ceil(result.msBeforeNext / 1000)),
+      };
+      if (!allowed) return decision;
+      if (!tightest || decision.remaining < tightest.remaining) tightest = decision;
+    }
+    return tightest!;
+  }
+}

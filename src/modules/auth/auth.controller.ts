@@ -1,0 +1,48 @@
+import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AddressRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
+import { AuthService } from './auth.service';
+import { AuthenticatedUser, CurrentUser } from './authenticated-user';
+import { LoginDto, LoginResultDto, MeDto } from './dto/auth.dto';
+import { SigningKeys } from './signing-keys.service';
+import { UserApi } from './user-auth.guard';
+import { UsersService } from './users.service';
+
+@ApiTags('auth')
+@Controller()
+export class AuthController {
+  constructor(
+    private readonly auth: AuthService,
+    private readonly users: UsersService,
+    private readonly keys: SigningKeys,
+  ) {}
+
+  @Post('v1/auth/login')
+  @HttpCode(200)
+  @UseGuards(AddressRateLimitGuard)
+  @ApiOperation({ summary: 'Exchange an identity provider ID token for a service access token (1 hour)' })
+  login(@Body() body: LoginDto): Promise<LoginResultDto> {
+    return this.auth.login(body.firebase_token);
+  }
+
+  @Post('v1/auth/logout')
+  @HttpCode(204)
+  @UserApi()
+  @ApiOperation({ summary: 'Revoke the session of the presented token' })
+  async logout(@CurrentUser() user: AuthenticatedUser): Promise<void> {
+    await this.auth.logout(user.sessionId);
+  }
+
+  @Get('v1/me')
+  @UserApi()
+  @ApiOperation({ summary: "The authenticated user's profile" })
+  me(@CurrentUser() user: AuthenticatedUser): Promise<MeDto> {
+    return this.users.me(user.id);
+  }
+
+  @Get('.well-known/jwks.json')
+  @ApiOperation({ summary: 'Public keys that verify service access tokens' })
+  jwks(): { keys: object[] } {
+    return this.keys.jwks();
+  }
+}

@@ -1,0 +1,24 @@
+import { applyDecorators, Injectable, UseGuards } from '@nestjs/common';
+import { AuthGuard } from '@nestjs/passport';
+import { ApiBearerAuth } from '@nestjs/swagger';
+import { ApiError } from '../../common/errors/api-error';
+import { UserRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
+import { AuthenticatedUser } from './authenticated-user';
+import { USER_JWT } from './user-jwt.strategy';
+
+/** Authenticates user API requests; failures become `401 UNAUTHORIZED` with a reason. */
+@Injectable()
+export class UserAuthGuard extends AuthGuard(USER_JWT) {
+  override handleRequest<T = AuthenticatedUser>(error: unknown, user: T | false, info: unknown): T {
+    if (error instanceof ApiError) throw error;
+    if (user) return user;
+    const reason = info instanceof Error ? info.message : '';
+    if (/expired/i.test(reason)) throw new ApiError('UNAUTHORIZED', 'The access token has expired; log in again');
+    if (/no auth token/i.test(reason))
+      throw new ApiError('UNAUTHORIZED', 'Missing bearer token in the Authorization header', { 'WWW-Authenticate': 'Bearer' });
+    throw new ApiError('UNAUTHORIZED', 'The bearer token is not valid');
+  }
+}
+
+/** Marks a controller or route as user API: bearer authentication, then the per-user rate limit. */
+export const UserApi = () => applyDecorators(UseGuards(UserAuthGuard, UserRateLimitGuard), ApiBearerAuth());

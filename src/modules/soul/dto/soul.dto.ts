@@ -1,0 +1,62 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsIn, IsNumber, IsOptional, IsString, Length, Max, Min, ValidateNested } from 'class-validator';
+import {
+  COMMUNICATION_STYLES,
+  HUMOUR_STYLES,
+  MAX_VALUE_LENGTH,
+  MAX_VALUES,
+  type CommunicationStyle,
+  type HumourStyle,
+} from '../soul-traits';
+
+export class SoulTraitsPatch {
+  @ApiPropertyOptional({ enum: COMMUNICATION_STYLES })
+  @IsOptional()
+  @IsIn(COMMUNICATION_STYLES)
+  communication_style?: CommunicationStyle;
+
+  @ApiPropertyOptional({ enum: HUMOUR_STYLES })
+  @IsOptional()
+  @IsIn(HUMOUR_STYLES)
+  humour?: HumourStyle;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 1 })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(1)
+  formality?: number;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 1 })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(1)
+  empathy?: number;
+}
+
+/** `PATCH /v1/soul`: traits are merged one by one; `values`, when given, replaces the list. */
+export class UpdateSoulDto {
+  @ApiPropertyOptional({ type: SoulTraitsPatch })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SoulTraitsPatch)
+  traits?: SoulTraitsPatch;
+
+  @ApiPropertyOptional({ type: [String], maxItems: MAX_VALUES })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_VALUES)
+  @IsString({ each: true })
+  @Length(1, MAX_VALUE_LENGTH, { each: true })
+  values?: string[];
+}
+
+export class SoulDto {
+  @ApiProperty() id: string;
+  @ApiProperty() user_id: string;
+  @ApiProperty() traits: Record<string, unknown>;
+  @ApiProperty({ type: [String] }) values: string[];
+  @ApiProperty() updated_at: string;
+}

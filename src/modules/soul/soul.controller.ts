@@ -1,0 +1,25 @@
+import { Body, Controller, Get, Patch } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
+import { UserApi } from '../auth/user-auth.guard';
+import { SoulDto, UpdateSoulDto } from './dto/soul.dto';
+import { SoulService, toSoulDto } from './soul.service';
+
+@ApiTags('soul')
+@UserApi()
+@Controller('v1/soul')
+export class SoulController {
+  constructor(private readonly souls: SoulService) {}
+
+  @Get()
+  @ApiOperation({ summary: "Read the user's soul record" })
+  async get(@CurrentUser() user: AuthenticatedUser): Promise<SoulDto> {
+    return toSoulDto(await this.souls.getByUser(user.id));
+  }
+
+  @Patch()
+  @ApiOperation({ summary: 'Update traits (merged) and values (replaced)' })
+  async update(@CurrentUser() user: AuthenticatedUser, @Body() body: UpdateSoulDto): Promise<SoulDto> {
+    return toSoulDto(await this.souls.update(user.id, body));
+  }
+}
