@@ -4,14 +4,18 @@ import { AppConfig } from './config/app-config';
 import { CoreModule } from './core.module';
 import { ErrorEnvelopeFilter } from './common/errors/error.filter';
 import { HttpDrain } from './common/http/http-drain';
+import { AgentsModule } from './modules/agents/agents.module';
 import { AuthModule } from './modules/auth/auth.module';
+import { ContactsModule } from './modules/contacts/contacts.module';
+import { MessagesModule } from './modules/messages/messages.module';
+import { PrivacyModule } from './modules/privacy/privacy.module';
 import { HealthModule } from './modules/health/health.module';
 import { SoulModule } from './modules/soul/soul.module';
 import { SystemModule } from './modules/system/system.module';
 import { WorkerModule } from './worker.module';
 
 /** Area modules that serve HTTP. Add new areas here. */
-const API_AREAS = [HealthModule, SystemModule, AuthModule, SoulModule];
+const API_AREAS = [HealthModule, SystemModule, AuthModule, SoulModule, ContactsModule, MessagesModule, AgentsModule, PrivacyModule];
 
 export interface AppModuleOptions {
   /** Also run the worker role in this process (`APP_ROLE=all`). */

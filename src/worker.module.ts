@@ -4,14 +4,26 @@ import { AppConfig } from './config/app-config';
 import { CoreModule } from './core.module';
 import { QUEUE_NAMES } from './infra/queue/queues';
 import { EventDispatcher } from './modules/events/event-dispatcher';
+import { AgentsModule } from './modules/agents/agents.module';
+import { AGENTS_PROCESSORS } from './modules/agents/agents.worker';
+import { AuthModule } from './modules/auth/auth.module';
+import { ContactsModule } from './modules/contacts/contacts.module';
 import { HealthModule } from './modules/health/health.module';
+import { MessagesModule } from './modules/messages/messages.module';
+import { SoulModule } from './modules/soul/soul.module';
+import { PrivacyModule } from './modules/privacy/privacy.module';
+import { PRIVACY_PROCESSORS } from './modules/privacy/privacy.worker';
 import { SystemModule } from './modules/system/system.module';
 import { SystemProcessor } from './modules/system/system.processor';
 
 /** Every BullMQ consumer. Only the worker role registers them. */
-const PROCESSORS: Type[] = [SystemProcessor];
-/** Area modules whose services the processors use. */
-const WORKER_AREAS = [HealthModule, SystemModule];
+const PROCESSORS: Type[] = [SystemProcessor, ...PRIVACY_PROCESSORS, ...AGENTS_PROCESSORS];
+/**
+ * Area modules whose services the processors and subscribers use. Every area
+ * holding personal data is here so that exports built by the worker see all
+ * `@PersonalDataSection()` providers. Their controllers are ignored: no HTTP here.
+ */
+const WORKER_AREAS = [HealthModule, SystemModule, AuthModule, SoulModule, ContactsModule, MessagesModule, AgentsModule, PrivacyModule];
 
 const PROCESSOR_METADATA = 'bullmq:processor_metadata';
 

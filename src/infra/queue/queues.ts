@@ -4,6 +4,8 @@
  */
 export const QUEUES = {
   system: 'system',
+  exports: 'exports',
+  agents: 'agents',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

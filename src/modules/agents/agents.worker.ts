@@ -1,0 +1,4 @@
+import { Type } from '@nestjs/common';
+
+/** BullMQ consumers of the agents area, registered by the worker role only. */
+export const AGENTS_PROCESSORS: Type[] = [];
