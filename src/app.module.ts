@@ -9,13 +9,24 @@ import { AuthModule } from './modules/auth/auth.module';
 import { ContactsModule } from './modules/contacts/contacts.module';
 import { MessagesModule } from './modules/messages/messages.module';
 import { PrivacyModule } from './modules/privacy/privacy.module';
+import { ProvidersModule } from './modules/providers/providers.module';
 import { HealthModule } from './modules/health/health.module';
 import { SoulModule } from './modules/soul/soul.module';
 import { SystemModule } from './modules/system/system.module';
 import { WorkerModule } from './worker.module';
 
 /** Area modules that serve HTTP. Add new areas here. */
-const API_AREAS = [HealthModule, SystemModule, AuthModule, SoulModule, ContactsModule, MessagesModule, AgentsModule, PrivacyModule];
+const API_AREAS = [
+  HealthModule,
+  SystemModule,
+  AuthModule,
+  SoulModule,
+  ContactsModule,
+  MessagesModule,
+  AgentsModule,
+  PrivacyModule,
+  ProvidersModule,
+];
 
 export interface AppModuleOptions {
   /** Also run the worker role in this process (`APP_ROLE=all`). */

@@ -7,7 +7,9 @@ import { DatabaseModule } from './infra/database/database.module';
 import { QueueModule } from './infra/queue/queue.module';
 import { RedisModule } from './infra/redis/redis.module';
 import { EventsModule } from './modules/events/events.module';
+import { CryptoModule } from './common/crypto/crypto.module';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
+import { MailModule } from './infra/mail/mail.module';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 
 /** Paths of values that must never reach a log line. */
@@ -55,6 +57,8 @@ export class CoreModule {
         RedisModule,
         QueueModule,
         EventsModule,
+        CryptoModule,
+        MailModule,
         RateLimitModule,
         IdempotencyModule,
       ],

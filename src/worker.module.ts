@@ -2,6 +2,7 @@ import { DynamicModule, Logger, Module, ModuleMetadata, OnModuleInit, Type } fro
 import { DiscoveryModule } from '@nestjs/core';
 import { AppConfig } from './config/app-config';
 import { CoreModule } from './core.module';
+import { MailProcessor, MailQueueFeeder } from './infra/mail/mail.processor';
 import { QUEUE_NAMES } from './infra/queue/queues';
 import { EventDispatcher } from './modules/events/event-dispatcher';
 import { AgentsModule } from './modules/agents/agents.module';
@@ -17,7 +18,9 @@ import { SystemModule } from './modules/system/system.module';
 import { SystemProcessor } from './modules/system/system.processor';
 
 /** Every BullMQ consumer. Only the worker role registers them. */
-const PROCESSORS: Type[] = [SystemProcessor, ...PRIVACY_PROCESSORS, ...AGENTS_PROCESSORS];
+const PROCESSORS: Type[] = [SystemProcessor, MailProcessor, ...PRIVACY_PROCESSORS, ...AGENTS_PROCESSORS];
+/** Domain event subscribers that only the worker runs. */
+const SUBSCRIBERS: Type[] = [MailQueueFeeder];
 /**
  * Area modules whose services the processors and subscribers use. Every area
  * holding personal data is here so that exports built by the worker see all
@@ -42,7 +45,7 @@ export class WorkerModule implements OnModuleInit {
     return {
       module: WorkerModule,
       imports: [...(options.embedded ? [] : [CoreModule.forRoot(config)]), DiscoveryModule, ...WORKER_AREAS, ...(options.imports ?? [])],
-      providers: [...PROCESSORS, EventDispatcher],
+      providers: [...PROCESSORS, ...SUBSCRIBERS, EventDispatcher],
     };
   }
 

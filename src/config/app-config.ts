@@ -15,6 +15,12 @@ export interface AppConfig {
   /** Prefix of every Redis key the service writes (queues, limits, caches), so several deployments or test runs can share one server. */
   redisPrefix: string;
   idp: { projectId: string | undefined; jwksUrl: string; issuer: string; audience: string; jwksCooldownMs: number };
+  /** Lifetime of provider platform access tokens (developer console and app tokens); 3600 by the spec. */
+  platformTokenTtlSeconds: number;
+  /** Unauthenticated calls (logins, account creation) per client address per minute. */
+  anonymousPerMinute: number;
+  /** Provider platform limits per app: the standard sustained tier and the burst window. */
+  platformLimits: { perMinute: number; burstPerSecond: number };
   /** Request limits of the enterprise tier (free and pro are fixed by the spec). */
   enterpriseLimits: { perMinute: number; perDay: number };
   /** OpenAI-compatible chat completions endpoint for agent actions; unset: the built-in composer. */
@@ -166,6 +172,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
       issuer: read('IDP_ISSUER') ?? `https://securetoken.google.com/${idpProject}`,
       audience: read('IDP_AUDIENCE') ?? idpProject,
       jwksCooldownMs: int('IDP_JWKS_COOLDOWN_SECONDS', 30, 0, 3600) * 1000,
+    },
+    platformTokenTtlSeconds: int('PLATFORM_TOKEN_TTL_SECONDS', 3600, 1, 86_400),
+    anonymousPerMinute: int('ANONYMOUS_RATE_LIMIT_PER_MINUTE', 60, 1, 1_000_000),
+    platformLimits: {
+      perMinute: int('PLATFORM_RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
+      burstPerSecond: int('PLATFORM_BURST_PER_SECOND', 10, 1, 100_000),
     },
     enterpriseLimits: {
       perMinute: int('RATE_LIMIT_ENTERPRISE_PER_MINUTE', 3000, 1, 10_000_000),

@@ -126,7 +126,7 @@ describe('error envelopes and request ids', () => {
     });
 
     it('uses problem details for the OAuth token endpoint', async () => {
-      const res = await request(url).post('/v1/auth/token').send({}).expect(404);
+      const res = await request(url).post('/v1/auth/token').send({}).expect(401);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     });
   });

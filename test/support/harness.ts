@@ -7,7 +7,6 @@ import Redis from 'ioredis';
 import { createApiApp, createWorkerApp } from '../../src/bootstrap';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { createTestDatabase } from './database';
-import { waitFor } from './wait-for';
 
 export const OPERATOR_TOKEN = 'operator-token-for-tests-only';
 const ROOT = join(__dirname, '../..');
@@ -35,6 +34,8 @@ export class TestEnvironment {
       PORT: '0',
       HOST: '127.0.0.1',
       WORKER_HEALTH_PORT: '0',
+      // Every test request comes from 127.0.0.1; per-address limits are exercised where a test sets them.
+      ANONYMOUS_RATE_LIMIT_PER_MINUTE: '100000',
       ...extraEnv,
     };
     environment.closers.push(() => deleteRedisKeys(environment.env.REDIS_URL, environment.env.REDIS_PREFIX));
@@ -97,10 +98,19 @@ export class SpawnedRole {
 
   /** Waits until the process has printed a line matching `pattern`. */
   async waitForOutput(pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
-    return waitFor(() => this.output.match(pattern) ?? undefined, {
-      timeoutMs,
-      what: `output ${pattern} (got: ${this.output.slice(-2000)})`,
-    });
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = this.output.match(pattern);
+      if (match) return match;
+      if (this.child.exitCode !== null || this.child.signalCode !== null) {
+        throw new Error(
+          `process exited (${this.child.exitCode ?? this.child.signalCode}) before printing ${pattern}:\n${this.output.slice(-3000)}`,
+        );
+      }
+      if (Date.now() > deadline)
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${pattern}; output so far:\n${this.output.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
 
   async kill(): Promise<void> {

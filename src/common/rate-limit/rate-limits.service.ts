@@ -10,6 +10,8 @@ export type Tier = 'free' | 'pro' | 'enterprise';
 /** Outcome of counting one request: what the `X-RateLimit-*` headers report. */
 export interface RateDecision {
   allowed: boolean;
+  /** Which window refused: `minute`, `day`, `burst` or `sustained`. */
+  window?: string;
   limit: number;
   remaining: number;
   /** Epoch seconds at which the reported window resets. */
@@ -41,8 +43,13 @@ function tierWindows(config: AppConfig): Record<Tier, [Window, Window]> {
   };
 }
 
-/** Unauthenticated calls (login) are counted per client address. */
-const ADDRESS_WINDOW: Window = { points: 60, duration: 60 };
+/** Provider platform, per app (or developer console): a burst window (10/s) and the standard tier (600/min). */
+function platformWindows(config: AppConfig): Window[] {
+  return [
+    { points: config.platformLimits.burstPerSecond, duration: 1 },
+    { points: config.platformLimits.perMinute, duration: 60 },
+  ];
+}
 
 /**
  * Fixed-window counters in Redis (rate-limiter-flexible), atomic across api
@@ -54,6 +61,10 @@ export class RateLimits {
   private readonly logger = new Logger(RateLimits.name);
   private readonly tiers: Record<Tier, RateLimiterAbstract[]>;
   private readonly address: RateLimiterAbstract;
+  private readonly platform: RateLimiterAbstract[];
+
+  private readonly make: (name: string, window: Window) => RateLimiterAbstract;
+  private readonly custom = new Map<string, RateLimiterAbstract>();
 
   constructor(@Inject(REDIS) redis: Redis, @Inject(APP_CONFIG) config: AppConfig) {
     const make = (name: string, window: Window) =>
@@ -70,24 +81,42 @@ export class RateLimits {
       pro: windows.pro.map((w, i) => make(`pro:${i}`, w)),
       enterprise: windows.enterprise.map((w, i) => make(`ent:${i}`, w)),
     };
-    this.address = make('addr', ADDRESS_WINDOW);
+    this.address = make('addr', { points: config.anonymousPerMinute, duration: 60 });
+    this.platform = platformWindows(config).map((w, i) => make(`plat:${i}`, w));
+    this.make = make;
+  }
+
+  /** A named limiter for a special rule (login failures, resend of a link), created once and shared. */
+  limiter(name: string, points: number, durationSeconds: number): RateLimiterAbstract {
+    const key = `${name}:${points}:${durationSeconds}`;
+    let limiter = this.custom.get(key);
+    if (!limiter) {
+      limiter = this.make(`x:${name}`, { points, duration: durationSeconds });
+      this.custom.set(key, limiter);
+    }
+    return limiter;
   }
 
   consumeForUser(userId: string, tier: Tier): Promise<RateDecision> {
-    return this.consume(this.tiers[tier], userId);
+    return this.consume(this.tiers[tier], userId, ['minute', 'day']);
   }
 
   consumeForAddress(address: string): Promise<RateDecision> {
-    return this.consume([this.address], address);
+    return this.consume([this.address], address, ['minute']);
+  }
+
+  /** Provider platform calls, keyed by app id (app tokens) or developer id (console tokens). */
+  consumeForPlatform(key: string): Promise<RateDecision> {
+    return this.consume(this.platform, key, ['burst', 'sustained']);
   }
 
   /**
    * Counts against every window (minute, then day). The headers describe the
    * window with the fewest requests left, which is the one that will refuse first.
    */
-  private async consume(limiters: RateLimiterAbstract[], key: string): Promise<RateDecision> {
+  private async consume(limiters: RateLimiterAbstract[], key: string, names: string[]): Promise<RateDecision> {
     let tightest: RateDecision | null = null;
-    for (const limiter of limiters) {
+    for (const [index, limiter] of limiters.entries()) {
       let result: RateLimiterRes;
       let allowed = true;
       try {
@@ -102,6 +131,7 @@ export class RateLimits {
       }
       const decision: RateDecision = {
         allowed,
+        window: names[index],
         limit: limiter.points,
         remaining: Math.max(0, result.remainingPoints),
         resetAt: Math.ceil((Date.now() + result.msBeforeNext) / 1000),

@@ -6,6 +6,7 @@ export const QUEUES = {
   system: 'system',
   exports: 'exports',
   agents: 'agents',
+  mail: 'mail',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { SecretBox } from '../../common/crypto/secret-box';
 import { SoulModule } from '../soul/soul.module';
 import { AccessTokens } from './access-tokens';
 import { AuthController } from './auth.controller';
@@ -19,7 +18,7 @@ import { UsersService } from './users.service';
 @Module({
   imports: [PassportModule, TypeOrmModule.forFeature([UserEntity, SessionEntity, SigningKeyEntity]), SoulModule],
   controllers: [AuthController, OperatorUsersController],
-  providers: [SecretBox, SigningKeys, AccessTokens, IdentityTokenVerifier, Sessions, AuthService, UsersService, UserJwtStrategy],
-  exports: [AccessTokens, Sessions, UsersService],
+  providers: [SigningKeys, AccessTokens, IdentityTokenVerifier, Sessions, AuthService, UsersService, UserJwtStrategy],
+  exports: [AccessTokens, Sessions, SigningKeys, UsersService],
 })
 export class AuthModule {}

@@ -76,7 +76,15 @@ export class SigningKeys implements OnModuleInit {
         order: { createdAt: 'DESC' },
       });
       if (existing) {
-        const privateJwk = JSON.parse(this.secretBox.open(existing.privateJwkEncrypted)) as JWK;
+        let sealed: string;
+        try {
+          sealed = this.secretBox.open(existing.privateJwkEncrypted);
+        } catch {
+          throw new Error(
+            `the stored token signing key ${existing.kid} cannot be decrypted: ENCRYPTION_KEY is not the key it was sealed with`,
+          );
+        }
+        const privateJwk = JSON.parse(sealed) as JWK;
         return this.describe((await importJWK(privateJwk, TOKEN_ALGORITHM)) as KeyLike);
       }
       const { privateKey } = await generateKeyPair(TOKEN_ALGORITHM, { extractable: true });

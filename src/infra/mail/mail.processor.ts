@@ -1,0 +1,75 @@
+import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Job, Queue } from 'bullmq';
+import { createTransport, Transporter } from 'nodemailer';
+import { DataSource } from 'typeorm';
+import { SecretBox } from '../../common/crypto/secret-box';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { DomainEvent } from '../../modules/events/domain-events';
+import { OnDomainEvent } from '../../modules/events/on-domain-event.decorator';
+import { QUEUES } from '../queue/queues';
+import { MAIL_QUEUED_EVENT } from './mail-outbox';
+
+const FROM = 'Service <no-reply@service.invalid>';
+
+/** Hands each committed outbox mail to the `mail` queue (job id = mail id, so a repeat is harmless). */
+@Injectable()
+export class MailQueueFeeder {
+  constructor(@InjectQueue(QUEUES.mail) private readonly queue: Queue<{ mailId: string }>) {}
+
+  @OnDomainEvent(MAIL_QUEUED_EVENT)
+  async feed(event: DomainEvent): Promise<void> {
+    const mailId = String(event.payload.mail_id);
+    await this.queue.add('send', { mailId }, { jobId: mailId, attempts: 8, backoff: { type: 'exponential', delay: 2000 } });
+  }
+}
+
+/** Delivers outbox mail: SMTP when `SMTP_URL` is set, otherwise a log line (links redacted in production). */
+@Processor(QUEUES.mail)
+export class MailProcessor extends WorkerHost {
+  private readonly logger = new Logger('Mail');
+  private readonly transport: Transporter | null;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly secretBox: SecretBox,
+  ) {
+    super();
+    this.transport = config.smtpUrl ? createTransport(config.smtpUrl) : null;
+  }
+
+  async process(job: Job<{ mailId: string }>): Promise<{ status: string }> {
+    const [mail]: Array<{ recipient: string; subject: string; body_encrypted: string; status: string }> = await this.dataSource.query(
+      `SELECT recipient, subject, body_encrypted, status FROM mail_outbox WHERE id = $1`,
+      [job.data.mailId],
+    );
+    if (!mail || mail.status !== 'pending') return { status: mail?.status ?? 'missing' };
+    const text = this.secretBox.open(mail.body_encrypted);
+    try {
+      if (this.transport) {
+        await this.transport.sendMail({ from: FROM, to: mail.recipient, subject: mail.subject, text });
+      } else {
+        const shown = this.config.nodeEnv === 'production' ? text.replace(/https?:\/\/\S+/g, '[link redacted]') : text;
+        this.logger.log({ to: mail.recipient, subject: mail.subject, body: shown }, 'mail (no SMTP_URL configured)');
+      }
+    } catch (error) {
+      await this.dataSource.query(`UPDATE mail_outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [
+        job.data.mailId,
+        (error as Error).message.slice(0, 500),
+      ]);
+      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
+        await this.dataSource.query(`UPDATE mail_outbox SET status = 'failed' WHERE id = $1`, [job.data.mailId]);
+      }
+      throw error;
+    }
+    const status = this.transport ? 'sent' : 'logged';
+    await this.dataSource.query(`UPDATE mail_outbox SET status = $2, attempts = attempts + 1, sent_at = now() WHERE id = $1`, [
+      job.data.mailId,
+      status,
+    ]);
+    return { status };
+  }
+}

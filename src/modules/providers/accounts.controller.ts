@@ -1,0 +1,86 @@
+import { Body, Controller, Get, HttpCode, Ip, Post, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AddressRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
+import { PlatformRoute } from './auth/platform-auth.guard';
+import { PlatformPrincipal, Principal } from './auth/platform-principal';
+import { DeveloperAccounts } from './developer-accounts.service';
+import { DeveloperAuth } from './developer-auth.service';
+import { AccountDto, ConfirmMfaDto, CreateAccountDto, DeveloperLoginDto, DeveloperTokenDto, VerifyEmailDto } from './dto/account.dto';
+
+/** Console routes act for the signed-in developer, before the email is verified too. */
+const CONSOLE = { principals: ['developer' as const], verifiedEmail: false };
+
+function developerId(principal: PlatformPrincipal): string {
+  return principal.developerId;
+}
+
+@ApiTags('provider account')
+@Controller('v1/providers')
+export class AccountsController {
+  constructor(
+    private readonly accounts: DeveloperAccounts,
+    private readonly auth: DeveloperAuth,
+  ) {}
+
+  @Post('account')
+  @UseGuards(AddressRateLimitGuard)
+  @ApiOperation({ summary: 'Step 1: create a developer account; a verification link is emailed' })
+  create(@Body() body: CreateAccountDto): Promise<AccountDto> {
+    return this.accounts.create(body);
+  }
+
+  @Get('account')
+  @PlatformRoute(CONSOLE)
+  @ApiOperation({ summary: 'The signed-in developer account' })
+  get(@Principal() principal: PlatformPrincipal): Promise<AccountDto> {
+    return this.accounts.get(developerId(principal));
+  }
+
+  @Post('account/verify')
+  @HttpCode(200)
+  @UseGuards(AddressRateLimitGuard)
+  @ApiOperation({ summary: 'Step 2: verify the email address with the token from the link (single use, 24 hours)' })
+  verify(@Body() body: VerifyEmailDto): Promise<AccountDto> {
+    return this.accounts.verify(body.token);
+  }
+
+  @Post('account/verify/resend')
+  @HttpCode(202)
+  @PlatformRoute(CONSOLE)
+  @ApiOperation({ summary: 'Email a new verification link; earlier links stop working' })
+  resend(@Principal() principal: PlatformPrincipal): Promise<{ sent: true }> {
+    return this.accounts.resend(developerId(principal));
+  }
+
+  @Post('account/mfa')
+  @HttpCode(200)
+  @PlatformRoute(CONSOLE)
+  @ApiOperation({ summary: 'Start TOTP enrolment: returns the secret and an otpauth URI (shown once)' })
+  enrolMfa(@Principal() principal: PlatformPrincipal): Promise<{ secret: string; otpauth_uri: string }> {
+    return this.accounts.enrolMfa(developerId(principal));
+  }
+
+  @Post('account/mfa/confirm')
+  @HttpCode(200)
+  @PlatformRoute(CONSOLE)
+  @ApiOperation({ summary: 'Turn MFA on with a current code' })
+  confirmMfa(@Principal() principal: PlatformPrincipal, @Body() body: ConfirmMfaDto): Promise<AccountDto> {
+    return this.accounts.confirmMfa(developerId(principal), body.code);
+  }
+
+  @Post('auth/login')
+  @HttpCode(200)
+  @UseGuards(AddressRateLimitGuard)
+  @ApiOperation({ summary: 'Developer console login (email, password, and totp when MFA is on)' })
+  login(@Body() body: DeveloperLoginDto, @Ip() ip: string): Promise<DeveloperTokenDto> {
+    return this.auth.login(body, ip);
+  }
+
+  @Post('auth/logout')
+  @HttpCode(204)
+  @PlatformRoute(CONSOLE)
+  @ApiOperation({ summary: 'End the console session of this token' })
+  async logout(@Principal() principal: PlatformPrincipal): Promise<void> {
+    if (principal.kind === 'developer') await this.auth.logout(principal.sessionId);
+  }
+}

@@ -1,0 +1,107 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from 'jose';
+import { ProblemError } from '../../../common/errors/problem-error';
+import { APP_CONFIG } from '../../../config/config.module';
+import type { AppConfig } from '../../../config/app-config';
+import { SigningKeys, TOKEN_ALGORITHM } from '../../auth/signing-keys.service';
+
+/** Audience of developer console tokens (login with email and password). */
+export const CONSOLE_AUDIENCE = 'provider-console';
+/** Audience of app tokens (client credentials and delegated install tokens). */
+export const PLATFORM_AUDIENCE = 'provider-platform';
+
+export type PlatformClaims =
+  | { kind: 'developer'; developerId: string; sessionId: string; exp: number }
+  | { kind: 'app'; developerId: string; appId: string; scopes: string[]; userId?: string; installId?: string; exp: number };
+
+/** JWTs of the provider platform, signed with the service key (verifiable at /.well-known/jwks.json). */
+@Injectable()
+export class PlatformTokens {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly keys: SigningKeys,
+  ) {}
+
+  get ttlSeconds(): number {
+    return this.config.platformTokenTtlSeconds;
+  }
+
+  async forDeveloper(developerId: string, sessionId: string, expiresAt: Date): Promise<string> {
+    return this.sign({ sid: sessionId }, developerId, CONSOLE_AUDIENCE, expiresAt);
+  }
+
+  async forApp(
+    app: { id: string; developerId: string },
+    scopes: string[],
+    expiresAt: Date,
+    delegation?: { userId: string; installId: string },
+  ): Promise<string> {
+    const claims: Record<string, unknown> = { dev: app.developerId, scope: scopes.join(' ') };
+    if (delegation) Object.assign(claims, { uid: delegation.userId, iid: delegation.installId });
+    return this.sign(claims, app.id, PLATFORM_AUDIENCE, expiresAt);
+  }
+
+  /** Verifies a platform bearer token; expired → `token_expired`, anything else wrong → `invalid_token`. */
+  async verify(token: string): Promise<PlatformClaims> {
+    const invalid = new ProblemError(
+      'invalid_token',
+      'The bearer token is not valid',
+      {},
+      { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+    );
+    let kid: string | undefined;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      throw invalid;
+    }
+    const key = this.keys.verificationKey(kid);
+    if (!key) throw invalid;
+    try {
+      const { payload } = await jwtVerify(token, key, {
+        algorithms: [TOKEN_ALGORITHM],
+        issuer: this.config.publicBaseUrl,
+        audience: [CONSOLE_AUDIENCE, PLATFORM_AUDIENCE],
+      });
+      const audience = Array.isArray(payload.aud) ? payload.aud[0] : payload.aud;
+      if (typeof payload.sub !== 'string' || typeof payload.exp !== 'number') throw invalid;
+      if (audience === CONSOLE_AUDIENCE && typeof payload.sid === 'string') {
+        return { kind: 'developer', developerId: payload.sub, sessionId: payload.sid, exp: payload.exp };
+      }
+      if (audience === PLATFORM_AUDIENCE && typeof payload.dev === 'string' && typeof payload.scope === 'string') {
+        return {
+          kind: 'app',
+          appId: payload.sub,
+          developerId: payload.dev,
+          scopes: payload.scope.split(' ').filter(Boolean),
+          userId: typeof payload.uid === 'string' ? payload.uid : undefined,
+          installId: typeof payload.iid === 'string' ? payload.iid : undefined,
+          exp: payload.exp,
+        };
+      }
+      throw invalid;
+    } catch (error) {
+      if (error instanceof errors.JWTExpired) {
+        throw new ProblemError(
+          'token_expired',
+          'The access token has expired; obtain a new one',
+          {},
+          { 'WWW-Authenticate': 'Bearer error="invalid_token", error_description="token expired"' },
+        );
+      }
+      throw invalid;
+    }
+  }
+
+  private sign(claims: Record<string, unknown>, subject: string, audience: string, expiresAt: Date): Promise<string> {
+    const { kid, privateKey } = this.keys.signing;
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: TOKEN_ALGORITHM, kid, typ: 'JWT' })
+      .setIssuer(this.config.publicBaseUrl)
+      .setAudience(audience)
+      .setSubject(subject)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+      .sign(privateKey);
+  }
+}

@@ -1,0 +1,196 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { authenticator } from 'otplib';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { DataSource, EntityManager } from 'typeorm';
+import { SecretBox } from '../../common/crypto/secret-box';
+import { ProblemError } from '../../common/errors/problem-error';
+import { newId } from '../../common/ids';
+import { RateLimits } from '../../common/rate-limit/rate-limits.service';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { MailOutbox } from '../../infra/mail/mail-outbox';
+import { AccountDto, CreateAccountDto } from './dto/account.dto';
+import { hashPassword, hashToken, newSecret } from './secrets';
+
+export const VERIFICATION_LIFETIME_HOURS = 24;
+const MFA_ISSUER = 'Service';
+
+interface DeveloperRow {
+  id: string;
+  company_name: string;
+  email: string;
+  email_verified_at: Date | null;
+  mfa_enabled_at: Date | null;
+  status: string;
+  created_at: Date;
+}
+
+export function toAccountDto(row: DeveloperRow): AccountDto {
+  return {
+    id: row.id,
+    company_name: row.company_name,
+    email: row.email,
+    email_verified: row.email_verified_at !== null,
+    email_verified_at: row.email_verified_at?.toISOString() ?? null,
+    mfa_enabled: row.mfa_enabled_at !== null,
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+/** Onboarding steps one and two: the developer account and its email verification; MFA enrolment. */
+@Injectable()
+export class DeveloperAccounts {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly mail: MailOutbox,
+    private readonly secretBox: SecretBox,
+    private readonly limits: RateLimits,
+  ) {}
+
+  async create(input: CreateAccountDto): Promise<AccountDto> {
+    const email = input.email.trim();
+    if (input.password.toLowerCase().includes(email.toLowerCase()) || input.password.toLowerCase() === email.split('@')[0].toLowerCase()) {
+      throw new ProblemError('invalid_format', 'password must not contain the email address', { field: 'password' });
+    }
+    const passwordHash = await hashPassword(input.password);
+    return this.dataSource.transaction(async (manager) => {
+      const rows: DeveloperRow[] = await manager.query(
+        `INSERT INTO developers (id, company_name, email, password_hash) VALUES ($1, $2, $3, $4)
+         ON CONFLICT ((lower(email))) DO NOTHING
+         RETURNING id, company_name, email, email_verified_at, mfa_enabled_at, status, created_at`,
+        [newId('dev'), input.company_name.trim(), email, passwordHash],
+      );
+      if (rows.length === 0)
+        throw new ProblemError('conflict', 'An account with this email address already exists; log in or reset the password');
+      await this.sendVerification(manager, rows[0]);
+      return toAccountDto(rows[0]);
+    });
+  }
+
+  async verify(token: string): Promise<AccountDto> {
+    return this.dataSource.transaction(async (manager) => {
+      const [link]: Array<{ id: string; developer_id: string; expired: boolean; used_at: Date | null; invalidated_at: Date | null }> =
+        await manager.query(
+          `SELECT id, developer_id, expires_at < now() AS expired, used_at, invalidated_at FROM email_verifications WHERE token_hash = $1 FOR UPDATE`,
+          [hashToken(token)],
+        );
+      if (!link) throw new ProblemError('bad_request', 'This verification token is unknown; request a new link', { field: 'token' });
+      if (link.used_at) throw new ProblemError('bad_request', 'This verification link was already used', { field: 'token' });
+      if (link.invalidated_at)
+        throw new ProblemError('bad_request', 'This verification link was replaced by a newer one; use the latest email', {
+          field: 'token',
+        });
+      if (link.expired)
+        throw new ProblemError(
+          'bad_request',
+          `This verification link expired (links are valid for ${VERIFICATION_LIFETIME_HOURS} hours); request a new one`,
+          { field: 'token' },
+        );
+      await manager.query(`UPDATE email_verifications SET used_at = now() WHERE id = $1`, [link.id]);
+      // UPDATE … RETURNING answers [rows, affectedCount] through TypeORM's PostgreSQL driver.
+      const [[row]]: [DeveloperRow[], number] = await manager.query(
+        `UPDATE developers SET email_verified_at = COALESCE(email_verified_at, now()), updated_at = now() WHERE id = $1
+         RETURNING id, company_name, email, email_verified_at, mfa_enabled_at, status, created_at`,
+        [link.developer_id],
+      );
+      return toAccountDto(row);
+    });
+  }
+
+  /** Sends a new link and invalidates the earlier ones; at most one per minute and five per day. */
+  async resend(developerId: string): Promise<{ sent: true }> {
+    for (const [points, duration] of [
+      [1, 60],
+      [5, 86_400],
+    ]) {
+      try {
+        await this.limits.limiter('verify-resend', points, duration).consume(developerId);
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        const retry = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+        throw new ProblemError(
+          'rate_limit_exceeded',
+          `A verification link was sent recently; retry in ${retry} seconds`,
+          {},
+          { 'Retry-After': String(retry) },
+        );
+      }
+    }
+    await this.dataSource.transaction(async (manager) => {
+      const [row]: DeveloperRow[] = await manager.query(
+        `SELECT id, company_name, email, email_verified_at, mfa_enabled_at, status, created_at FROM developers WHERE id = $1 FOR UPDATE`,
+        [developerId],
+      );
+      if (row.email_verified_at) throw new ProblemError('conflict', 'The email address is already verified');
+      await manager.query(
+        `UPDATE email_verifications SET invalidated_at = now() WHERE developer_id = $1 AND used_at IS NULL AND invalidated_at IS NULL`,
+        [developerId],
+      );
+      await this.sendVerification(manager, row);
+    });
+    return { sent: true };
+  }
+
+  async get(developerId: string): Promise<AccountDto> {
+    const [row]: DeveloperRow[] = await this.dataSource.query(
+      `SELECT id, company_name, email, email_verified_at, mfa_enabled_at, status, created_at FROM developers WHERE id = $1`,
+      [developerId],
+    );
+    return toAccountDto(row);
+  }
+
+  /** Starts TOTP enrolment: a new secret, shown once, inactive until confirmed with a code. */
+  async enrolMfa(developerId: string): Promise<{ secret: string; otpauth_uri: string }> {
+    const [row]: Array<{ email: string; mfa_enabled_at: Date | null }> = await this.dataSource.query(
+      `SELECT email, mfa_enabled_at FROM developers WHERE id = $1`,
+      [developerId],
+    );
+    if (row.mfa_enabled_at) throw new ProblemError('conflict', 'MFA is already enabled on this account');
+    const secret = authenticator.generateSecret(20);
+    await this.dataSource.query(`UPDATE developers SET mfa_secret_encrypted = $2, updated_at = now() WHERE id = $1`, [
+      developerId,
+      this.secretBox.seal(secret),
+    ]);
+    return { secret, otpauth_uri: authenticator.keyuri(row.email, MFA_ISSUER, secret) };
+  }
+
+  async confirmMfa(developerId: string, code: string): Promise<AccountDto> {
+    const [row]: Array<{ mfa_secret_encrypted: string | null; mfa_enabled_at: Date | null }> = await this.dataSource.query(
+      `SELECT mfa_secret_encrypted, mfa_enabled_at FROM developers WHERE id = $1`,
+      [developerId],
+    );
+    if (row.mfa_enabled_at) throw new ProblemError('conflict', 'MFA is already enabled on this account');
+    if (!row.mfa_secret_encrypted) throw new ProblemError('bad_request', 'Start enrolment first with POST /v1/providers/account/mfa');
+    if (!authenticator.check(code, this.secretBox.open(row.mfa_secret_encrypted))) {
+      throw new ProblemError('invalid_format', 'The code does not match; check the device clock and try the current code', {
+        field: 'code',
+      });
+    }
+    await this.dataSource.query(`UPDATE developers SET mfa_enabled_at = now(), updated_at = now() WHERE id = $1`, [developerId]);
+    return this.get(developerId);
+  }
+
+  private async sendVerification(manager: EntityManager, developer: DeveloperRow): Promise<void> {
+    const token = newSecret('vt');
+    await manager.query(
+      `INSERT INTO email_verifications (id, developer_id, token_hash, expires_at) VALUES ($1, $2, $3, now() + make_interval(hours => $4))`,
+      [newId('task'), developer.id, hashToken(token), VERIFICATION_LIFETIME_HOURS],
+    );
+    const link = `${this.config.publicBaseUrl}/console/verify-email?token=${encodeURIComponent(token)}`;
+    await this.mail.enqueue(manager, {
+      to: developer.email,
+      subject: 'Verify your developer account email',
+      text: [
+        `Hello ${developer.company_name},`,
+        '',
+        'Confirm this email address to start registering apps:',
+        link,
+        '',
+        `The link works once and expires in ${VERIFICATION_LIFETIME_HOURS} hours. If you did not create an account, ignore this message.`,
+      ].join('\n'),
+    });
+  }
+}

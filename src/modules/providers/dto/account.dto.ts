@@ -1,0 +1,42 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsEmail, IsNotEmpty, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+
+export class CreateAccountDto {
+  @ApiProperty() @IsString() @Length(1, 200) company_name: string;
+  @ApiProperty() @IsEmail() @MaxLength(254) email: string;
+  @ApiProperty({ minLength: 12 }) @IsString() @Length(12, 256, { message: 'password must be at least 12 characters' }) password: string;
+}
+
+export class VerifyEmailDto {
+  @ApiProperty({ description: 'Token from the verification link' }) @IsString() @IsNotEmpty() @MaxLength(200) token: string;
+}
+
+export class DeveloperLoginDto {
+  @ApiProperty() @IsEmail() email: string;
+  @ApiProperty() @IsString() @IsNotEmpty() @MaxLength(256) password: string;
+  @ApiPropertyOptional({ description: 'Current TOTP code when MFA is on' })
+  @IsOptional()
+  @Matches(/^\d{6}$/, { message: 'totp must be 6 digits' })
+  totp?: string;
+}
+
+export class ConfirmMfaDto {
+  @ApiProperty() @Matches(/^\d{6}$/, { message: 'code must be 6 digits' }) code: string;
+}
+
+export class AccountDto {
+  @ApiProperty() id: string;
+  @ApiProperty() company_name: string;
+  @ApiProperty() email: string;
+  @ApiProperty() email_verified: boolean;
+  @ApiProperty({ nullable: true, type: String }) email_verified_at: string | null;
+  @ApiProperty() mfa_enabled: boolean;
+  @ApiProperty() status: string;
+  @ApiProperty() created_at: string;
+}
+
+export class DeveloperTokenDto {
+  @ApiProperty() token: string;
+  @ApiProperty() token_type: 'Bearer';
+  @ApiProperty() expires_at: string;
+}

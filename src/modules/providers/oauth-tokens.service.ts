@@ -1,0 +1,204 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { ProblemError, ProblemCode } from '../../common/errors/problem-error';
+import { newId } from '../../common/ids';
+import { PlatformTokens } from './auth/platform-tokens';
+import { hashToken, newSecret, sameHash } from './secrets';
+
+/** RFC 6749 §5.1 token response. */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+}
+
+export const REFRESH_TOKEN_LIFETIME_DAYS = 30;
+
+/** A problem that also carries the RFC 6749 §5.2 `error` and `error_description` members. */
+export function oauthError(code: ProblemCode, error: string, description: string, headers: Record<string, string> = {}): ProblemError {
+  return new ProblemError(code, description, { error, error_description: description }, headers);
+}
+
+interface ClientRow {
+  id: string;
+  developer_id: string;
+  scopes: string[];
+  client_secret_hash: string;
+  previous_secret_hash: string | null;
+  previous_valid: boolean;
+  status: string;
+  email_verified_at: Date | null;
+}
+
+/**
+ * The platform's OAuth token endpoint logic: the client credentials grant and
+ * the refresh grant over token families with rotation and reuse detection
+ * (RFC 9700 §4.14: presenting a used refresh token revokes its whole family).
+ */
+@Injectable()
+export class OAuthTokens {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly tokens: PlatformTokens,
+  ) {}
+
+  async clientCredentials(
+    clientId: string,
+    clientSecret: string,
+    requestedScope: string | undefined,
+    viaBasic: boolean,
+  ): Promise<TokenResponse> {
+    const client = await this.authenticate(clientId, clientSecret, viaBasic);
+    const scopes = this.narrow(client.scopes, requestedScope);
+    const expiresAt = new Date(Date.now() + this.tokens.ttlSeconds * 1000);
+    return {
+      access_token: await this.tokens.forApp({ id: client.id, developerId: client.developer_id }, scopes, expiresAt),
+      token_type: 'Bearer',
+      expires_in: this.tokens.ttlSeconds,
+      scope: scopes.join(' '),
+    };
+  }
+
+  async refresh(clientId: string, clientSecret: string, refreshToken: string, viaBasic: boolean): Promise<TokenResponse> {
+    const client = await this.authenticate(clientId, clientSecret, viaBasic);
+    const outcome = await this.dataSource.transaction(async (manager) => {
+      const [row]: Array<{
+        id: string;
+        family_id: string;
+        app_id: string;
+        user_id: string | null;
+        install_id: string | null;
+        scopes: string[];
+        used_at: Date | null;
+        revoked_at: Date | null;
+        expired: boolean;
+      }> = await manager.query(
+        `SELECT id, family_id, app_id, user_id, install_id, scopes, used_at, revoked_at, expires_at < now() AS expired
+             FROM oauth_refresh_tokens WHERE token_hash = $1 FOR UPDATE`,
+        [hashToken(refreshToken)],
+      );
+      if (!row || row.app_id !== client.id) return { error: 'The refresh token is not valid for this client' } as const;
+      if (row.revoked_at) return { error: 'The refresh token was revoked' } as const;
+      if (row.used_at) {
+        // Someone replayed a token that was already exchanged: assume theft and end the whole chain.
+        await manager.query(`UPDATE oauth_refresh_tokens SET revoked_at = now() WHERE family_id = $1 AND revoked_at IS NULL`, [
+          row.family_id,
+        ]);
+        return { error: 'The refresh token was already used; the token family has been revoked' } as const;
+      }
+      if (row.expired) return { error: 'The refresh token has expired' } as const;
+      await manager.query(`UPDATE oauth_refresh_tokens SET used_at = now() WHERE id = $1`, [row.id]);
+      const next = await this.storeRefreshToken(manager, {
+        familyId: row.family_id,
+        appId: row.app_id,
+        userId: row.user_id,
+        installId: row.install_id,
+        scopes: row.scopes,
+        parentId: row.id,
+      });
+      return { row, next } as const;
+    });
+    if ('error' in outcome) throw oauthError('invalid_grant', 'invalid_grant', outcome.error ?? 'invalid refresh token');
+    const { row, next } = outcome;
+    const expiresAt = new Date(Date.now() + this.tokens.ttlSeconds * 1000);
+    const delegation = row.user_id && row.install_id ? { userId: row.user_id, installId: row.install_id } : undefined;
+    return {
+      access_token: await this.tokens.forApp({ id: client.id, developerId: client.developer_id }, row.scopes, expiresAt, delegation),
+      token_type: 'Bearer',
+      expires_in: this.tokens.ttlSeconds,
+      scope: row.scopes.join(' '),
+      refresh_token: next,
+    };
+  }
+
+  /**
+   * Starts a token family for a user's grant to an app (an install): an access
+   * token acting for the user and a refresh token. Runs in the caller's transaction.
+   */
+  async issueDelegated(
+    manager: EntityManager,
+    app: { id: string; developerId: string },
+    grant: { userId: string; installId: string; scopes: string[] },
+  ): Promise<TokenResponse & { refresh_token: string }> {
+    const refreshToken = await this.storeRefreshToken(manager, {
+      familyId: newId('task'),
+      appId: app.id,
+      userId: grant.userId,
+      installId: grant.installId,
+      scopes: grant.scopes,
+      parentId: null,
+    });
+    const expiresAt = new Date(Date.now() + this.tokens.ttlSeconds * 1000);
+    return {
+      access_token: await this.tokens.forApp(app, grant.scopes, expiresAt, { userId: grant.userId, installId: grant.installId }),
+      token_type: 'Bearer',
+      expires_in: this.tokens.ttlSeconds,
+      scope: grant.scopes.join(' '),
+      refresh_token: refreshToken,
+    };
+  }
+
+  /** Ends every token family of an install (uninstall). */
+  async revokeForInstall(manager: EntityManager, installId: string): Promise<void> {
+    await manager.query(`UPDATE oauth_refresh_tokens SET revoked_at = now() WHERE install_id = $1 AND revoked_at IS NULL`, [installId]);
+  }
+
+  private async storeRefreshToken(
+    manager: EntityManager,
+    t: { familyId: string; appId: string; userId: string | null; installId: string | null; scopes: string[]; parentId: string | null },
+  ): Promise<string> {
+    const token = newSecret('rt');
+    await manager.query(
+      `INSERT INTO oauth_refresh_tokens (id, family_id, app_id, user_id, install_id, scopes, token_hash, parent_id, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(days => $9))`,
+      [newId('task'), t.familyId, t.appId, t.userId, t.installId, t.scopes, hashToken(token), t.parentId, REFRESH_TOKEN_LIFETIME_DAYS],
+    );
+    return token;
+  }
+
+  private async authenticate(clientId: string, clientSecret: string, viaBasic: boolean): Promise<ClientRow> {
+    const [row]: ClientRow[] = await this.dataSource.query(
+      `SELECT a.id, a.developer_id, a.scopes, a.client_secret_hash, a.previous_secret_hash,
+              (a.previous_secret_expires_at IS NOT NULL AND a.previous_secret_expires_at > now()) AS previous_valid,
+              d.status, d.email_verified_at
+         FROM apps a JOIN developers d ON d.id = a.developer_id WHERE a.client_id = $1`,
+      [clientId],
+    );
+    const presented = hashToken(clientSecret);
+    const ok =
+      row !== undefined &&
+      (sameHash(row.client_secret_hash, presented) ||
+        (row.previous_valid && row.previous_secret_hash !== null && sameHash(row.previous_secret_hash, presented)));
+    if (!row || !ok) {
+      // RFC 6749 §5.2: 401 with a challenge for the scheme the client used.
+      throw oauthError(
+        'invalid_client',
+        'invalid_client',
+        'Client authentication failed',
+        viaBasic ? { 'WWW-Authenticate': 'Basic realm="service", charset="UTF-8"' } : {},
+      );
+    }
+    if (row.status === 'suspended')
+      throw oauthError('account_suspended', 'unauthorized_client', 'The developer account of this app is suspended');
+    if (!row.email_verified_at)
+      throw oauthError('email_not_verified', 'unauthorized_client', 'Verify the developer account email before requesting tokens');
+    return row;
+  }
+
+  private narrow(granted: string[], requested: string | undefined): string[] {
+    if (requested === undefined || requested.trim() === '') return granted;
+    const asked = [...new Set(requested.split(' ').filter(Boolean))];
+    const missing = asked.filter((s) => !granted.includes(s));
+    if (missing.length > 0) {
+      throw oauthError(
+        'insufficient_scope',
+        'invalid_scope',
+        `The app does not hold the scope ${missing.join(', ')}; it may request: ${granted.join(' ')}`,
+      );
+    }
+    return asked;
+  }
+}

@@ -1,0 +1,65 @@
+import request from 'supertest';
+import { SmtpSink, verificationToken } from './smtp-sink';
+
+export const DEVELOPER_PASSWORD = 'correct horse battery staple';
+
+export interface OnboardedDeveloper {
+  id: string;
+  email: string;
+  token: string;
+  auth: { authorization: string };
+}
+
+/** Steps one and two through the real API and a real mail: account, verified email, console login. */
+export async function onboardDeveloper(
+  url: string,
+  smtp: SmtpSink,
+  email: string,
+  options: { verify?: boolean } = {},
+): Promise<OnboardedDeveloper> {
+  const created = await request(url)
+    .post('/v1/providers/account')
+    .send({ company_name: 'Acme Tools', email, password: DEVELOPER_PASSWORD })
+    .expect(201);
+  if (options.verify !== false) {
+    const mail = await smtp.mailTo(email);
+    await request(url)
+      .post('/v1/providers/account/verify')
+      .send({ token: verificationToken(mail) })
+      .expect(200);
+  }
+  const login = await request(url).post('/v1/providers/auth/login').send({ email, password: DEVELOPER_PASSWORD }).expect(200);
+  return { id: created.body.id, email, token: login.body.token, auth: { authorization: `Bearer ${login.body.token}` } };
+}
+
+export interface RegisteredApp {
+  id: string;
+  client_id: string;
+  client_secret: string;
+}
+
+export async function registerApp(url: string, developer: OnboardedDeveloper, body: Record<string, unknown> = {}): Promise<RegisteredApp> {
+  const res = await request(url)
+    .post('/v1/providers/apps')
+    .set(developer.auth)
+    .send({
+      name: 'Acme Calendar',
+      description: 'Calendar sync',
+      redirect_uris: ['https://acme.example/callback'],
+      webhook_url: 'https://acme.example/hooks',
+      ...body,
+    })
+    .expect(201);
+  return res.body;
+}
+
+/** client_credentials through the token endpoint with HTTP Basic, as a plain HTTP client would. */
+export async function appToken(url: string, app: RegisteredApp, scope?: string): Promise<string> {
+  const res = await request(url)
+    .post('/v1/auth/token')
+    .auth(app.client_id, app.client_secret)
+    .type('form')
+    .send({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) })
+    .expect(200);
+  return res.body.access_token;
+}
