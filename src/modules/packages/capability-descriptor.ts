@@ -1,0 +1,49 @@
+/** Vocabulary of capability descriptors (spec: Capability descriptor, Surface guidance). */
+export const CAPABILITY_MODES = ['state', 'action', 'history', 'realtime', 'webhook'] as const;
+export const INTENTS = ['ambient_context', 'actionable_insight', 'notification', 'deep_dive'] as const;
+export const PLACEMENTS = ['home_widgets', 'daily_brief', 'service_context', 'connection_profile'] as const;
+export const COMPONENTS = ['stat_row', 'sparkline', 'ranked_list', 'action_row', 'progress_bar', 'cta_banner', 'meeting_prep'] as const;
+export const RISK_TIERS = ['data_only', 'action_capable', 'high_trust', 'strategic_surface'] as const;
+
+export type CapabilityMode = (typeof CAPABILITY_MODES)[number];
+export type Intent = (typeof INTENTS)[number];
+export type Placement = (typeof PLACEMENTS)[number];
+export type Component = (typeof COMPONENTS)[number];
+export type RiskTier = (typeof RISK_TIERS)[number];
+
+/** A JSON Schema object as providers write it. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface WebhookEventType {
+  type: string;
+  description: string;
+  schema: JsonSchema;
+}
+
+/** The one stored form every accepted descriptor (full or short) is normalised to. */
+export interface CapabilityDescriptor {
+  name: string;
+  type: CapabilityMode;
+  description: string;
+  /** Seconds between polls (`state`). */
+  refreshInterval?: number;
+  /** Seconds between heartbeats (`realtime`). */
+  heartbeatInterval?: number;
+  /** Params/input schema (`type: object`). */
+  schema: JsonSchema;
+  /** Optional schema of the runtime's `data`/`result`/item objects. */
+  responseSchema?: JsonSchema;
+  surfaceGuidance: { intent: Intent; placement: Placement[]; preferredComponents: Component[] };
+  /** Event types a `webhook` capability may push, each with the schema of its `data`. */
+  events?: WebhookEventType[];
+  examples?: unknown[];
+}
+
+/** Components the spec lists as typical for each mode; used by documentation checks and surfaces. */
+export const TYPICAL_COMPONENTS: Record<CapabilityMode, Component[]> = {
+  state: ['stat_row', 'sparkline', 'progress_bar'],
+  action: ['action_row', 'cta_banner'],
+  history: ['ranked_list', 'sparkline'],
+  realtime: ['sparkline', 'stat_row'],
+  webhook: ['meeting_prep', 'action_row'],
+};
