@@ -246,7 +246,7 @@ const compilers: Record<Draft, Ajv> = {
 
 function compile(schema: Record<string, unknown>, draft: Draft): SchemaFault | null {
   const ajv = compilers[draft];
-  if (!ajv.validateSchema(schema as AnySchema)) {
+  if (!ajv.validateSchema(schema)) {
     const error = ajv.errors?.[0];
     const segments = (error?.instancePath ?? '')
       .split('/')
