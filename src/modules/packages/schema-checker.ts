@@ -1,4 +1,4 @@
-import Ajv, { AnySchema } from 'ajv';
+import Ajv from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import { JsonSchema } from './capability-descriptor';
 
