@@ -1,4 +1,17 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ContactsModule } from '../contacts/contacts.module';
+import { MessageRecipientEntity } from './entities/message-recipient.entity';
+import { MessageEntity } from './entities/message.entity';
+import { MessagesController } from './messages.controller';
+import { MessagesPersonalData } from './messages.personal-data';
+import { MessagesService } from './messages.service';
 
-@Module({})
+/** Sending and reading messages. Contacts and groups come from ContactsModule. */
+@Module({
+  imports: [TypeOrmModule.forFeature([MessageEntity, MessageRecipientEntity]), ContactsModule],
+  controllers: [MessagesController],
+  providers: [MessagesService, MessagesPersonalData],
+  exports: [MessagesService],
+})
 export class MessagesModule {}

@@ -1,4 +1,26 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module';
+import { SoulModule } from '../soul/soul.module';
+import { ExportEntity } from './entities/export.entity';
+import { ExportsQueue } from './exports.queue';
+import { ExportsService } from './exports.service';
+import { PersonalDataSections } from './personal-data-sections';
+import { PrivacyController } from './privacy.controller';
+import { SoulEraser } from './soul-eraser.service';
+import { SoulExportBuilder } from './soul-export.builder';
 
-@Module({})
+/**
+ * Exports and erasure of a user's personal data. Other areas take part by
+ * marking a provider `@PersonalDataSection()`; they never import this module.
+ * The exports processor lives in the worker role (privacy.worker.ts) and uses
+ * the builder and service exported here.
+ */
+@Module({
+  imports: [DiscoveryModule, TypeOrmModule.forFeature([ExportEntity]), AuthModule, SoulModule],
+  controllers: [PrivacyController],
+  providers: [PersonalDataSections, ExportsQueue, ExportsService, SoulExportBuilder, SoulEraser],
+  exports: [ExportsService, SoulExportBuilder, PersonalDataSections],
+})
 export class PrivacyModule {}

@@ -1,4 +1,5 @@
 import { Type } from '@nestjs/common';
+import { ExportsProcessor } from './exports.processor';
 
 /** BullMQ consumers of the privacy area, registered by the worker role only. */
-export const PRIVACY_PROCESSORS: Type[] = [];
+export const PRIVACY_PROCESSORS: Type[] = [ExportsProcessor];

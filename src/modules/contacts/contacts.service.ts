@@ -1,0 +1,225 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, QueryFailedError, Repository } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { isId, newId } from '../../common/ids';
+import { UsersService } from '../auth/users.service';
+import { ContactDto, ContactListDto, CreateContactDto, UpdateContactDto } from './dto/contact.dto';
+import { Page } from './dto/page-query.dto';
+import { ContactEntity } from './entities/contact.entity';
+import { decayedWeightSql, relationshipScoreSql } from './relationship-score';
+
+/** A contact as a message recipient: who gets the `message_recipients` row. */
+export interface Recipient {
+  contactId: string;
+  /** The service user behind the contact, if any. */
+  linkedUserId: string | null;
+}
+
+interface ContactRow {
+  id: string;
+  name: string;
+  email: string | null;
+  linked_user_id: string | null;
+  relationship_score: number;
+  last_interaction: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const CONTACT_COLUMNS = `c.id, c.name, c.email, c.linked_user_id, c.last_interaction, c.created_at, c.updated_at,
+  ${relationshipScoreSql('c')} AS relationship_score`;
+
+export function toContactDto(row: ContactRow): ContactDto {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    relationship_score: row.relationship_score,
+    last_interaction: row.last_interaction?.toISOString() ?? null,
+    linked_user_id: row.linked_user_id,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+const notFound = (id: string) => new ApiError('NOT_FOUND', `No contact ${id}`);
+
+function isDuplicateEmail(error: unknown): boolean {
+  return (
+    error instanceof QueryFailedError &&
+    (error.driverError as { constraint?: string } | undefined)?.constraint === 'contacts_user_email_idx'
+  );
+}
+
+/**
+ * The user's address book. Contacts are private to their owner: another
+ * user's contact id answers NOT_FOUND exactly like an unknown one.
+ */
+@Injectable()
+export class ContactsService {
+  constructor(
+    @InjectRepository(ContactEntity) private readonly contacts: Repository<ContactEntity>,
+    private readonly users: UsersService,
+  ) {}
+
+  async create(userId: string, input: CreateContactDto): Promise<ContactDto> {
+    const email = input.email ?? null;
+    if (email !== null) await this.refuseDuplicateEmail(userId, email);
+    const entity = this.contacts.create({
+      id: newId('con'),
+      userId,
+      name: input.name,
+      email,
+      linkedUserId: await this.linkFor(userId, email),
+    });
+    try {
+      await this.contacts.insert(entity);
+    } catch (error) {
+      if (isDuplicateEmail(error)) throw duplicateEmail(email!);
+      throw error;
+    }
+    return this.get(userId, entity.id);
+  }
+
+  async list(userId: string, page: Page): Promise<ContactListDto> {
+    const [rows, [{ total }]] = await Promise.all([
+      this.contacts.query<ContactRow[]>(
+        `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.user_id = $1
+         ORDER BY relationship_score DESC, lower(c.name), c.name, c.id
+         LIMIT $2 OFFSET $3`,
+        [userId, page.limit, page.offset],
+      ),
+      this.contacts.query<Array<{ total: number }>>(`SELECT count(*)::int AS total FROM contacts WHERE user_id = $1`, [userId]),
+    ]);
+    return { contacts: rows.map(toContactDto), total, limit: page.limit, offset: page.offset };
+  }
+
+  async get(userId: string, contactId: string): Promise<ContactDto> {
+    const row = await this.findRow(userId, contactId);
+    if (!row) throw notFound(contactId);
+    return toContactDto(row);
+  }
+
+  /** Renames and/or changes the email; a new email is linked afresh, `null` removes it. */
+  async update(userId: string, contactId: string, patch: UpdateContactDto): Promise<ContactDto> {
+    if (!isId(contactId, 'con')) throw notFound(contactId);
+    const changed = await this.contacts.manager.transaction(async (manager) => {
+      const entity = await manager.findOne(ContactEntity, { where: { id: contactId, userId }, lock: { mode: 'pessimistic_write' } });
+      if (!entity) throw notFound(contactId);
+      if (patch.name !== undefined) entity.name = patch.name;
+      if (patch.email !== undefined) {
+        const email = patch.email;
+        if (email !== null && email.toLowerCase() !== entity.email?.toLowerCase()) {
+          await this.refuseDuplicateEmail(userId, email, manager);
+        }
+        entity.email = email;
+        entity.linkedUserId = await this.linkFor(userId, email);
+      }
+      try {
+        await manager.save(entity);
+      } catch (error) {
+        if (isDuplicateEmail(error)) throw duplicateEmail(entity.email!);
+        throw error;
+      }
+      return entity.id;
+    });
+    return this.get(userId, changed);
+  }
+
+  /** Deletes the contact; it leaves its groups, and messages already sent stay in the sender's history. */
+  async remove(userId: string, contactId: string): Promise<void> {
+    if (!isId(contactId, 'con')) throw notFound(contactId);
+    await this.contacts.manager.transaction(async (manager) => {
+      const entity = await manager.findOne(ContactEntity, { where: { id: contactId, userId }, lock: { mode: 'pessimistic_write' } });
+      if (!entity) throw notFound(contactId);
+      // The groups it leaves change membership, so they count as updated.
+      await manager.query(`UPDATE groups SET updated_at = now() WHERE id IN (SELECT group_id FROM group_members WHERE contact_id = $1)`, [
+        contactId,
+      ]);
+      await manager.delete(ContactEntity, { id: contactId, userId });
+    });
+  }
+
+  /** The contact as a recipient, or null when it is not one of the user's contacts. */
+  async findRecipient(userId: string, contactId: string, manager: EntityManager = this.contacts.manager): Promise<Recipient | null> {
+    if (!isId(contactId, 'con')) return null;
+    const entity = await manager.findOne(ContactEntity, { where: { id: contactId, userId } });
+    return entity ? { contactId: entity.id, linkedUserId: entity.linkedUserId } : null;
+  }
+
+  /**
+   * The ids among `contactIds` that are not the user's contacts. The others are
+   * key-share locked until the caller's transaction ends, so they cannot be
+   * deleted between this check and an insert that references them.
+   */
+  async foreignIds(manager: EntityManager, userId: string, contactIds: string[]): Promise<string[]> {
+    const candidates = contactIds.filter((id) => isId(id, 'con'));
+    const owned: Array<{ id: string }> =
+      candidates.length === 0
+        ? []
+        : await manager.query(`SELECT id FROM contacts WHERE user_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR KEY SHARE`, [
+            userId,
+            candidates,
+          ]);
+    const ownedIds = new Set(owned.map((row) => row.id));
+    return contactIds.filter((id) => !ownedIds.has(id));
+  }
+
+  /**
+   * Counts one message to each contact (inside the send transaction): the
+   * weight decays to `at` and gains 1, and `last_interaction` moves to `at`.
+   * Rows are locked in id order first, so concurrent group sends cannot deadlock.
+   */
+  async recordInteraction(manager: EntityManager, userId: string, contactIds: string[], at: Date): Promise<void> {
+    if (contactIds.length === 0) return;
+    await manager.query(`SELECT id FROM contacts WHERE user_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR NO KEY UPDATE`, [
+      userId,
+      contactIds,
+    ]);
+    await manager.query(
+      `UPDATE contacts AS c
+          SET interaction_weight = ${decayedWeightSql('c', '$3::timestamptz')} + 1,
+              weight_at = GREATEST(c.weight_at, $3::timestamptz),
+              last_interaction = GREATEST(c.last_interaction, $3::timestamptz)
+        WHERE c.user_id = $1 AND c.id = ANY($2::text[])`,
+      [userId, contactIds, at],
+    );
+  }
+
+  /** Every contact of the user, for the personal data export. */
+  async exportFor(userId: string, manager: EntityManager): Promise<Array<ContactDto & { updated_at: string }>> {
+    const rows: ContactRow[] = await manager.query(
+      `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.user_id = $1 ORDER BY c.created_at, c.id`,
+      [userId],
+    );
+    return rows.map((row) => ({ ...toContactDto(row), updated_at: row.updated_at.toISOString() }));
+  }
+
+  private async findRow(userId: string, contactId: string): Promise<ContactRow | null> {
+    if (!isId(contactId, 'con')) return null;
+    const rows: ContactRow[] = await this.contacts.query(`SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.id = $1 AND c.user_id = $2`, [
+      contactId,
+      userId,
+    ]);
+    return rows[0] ?? null;
+  }
+
+  /** The service user with this email, unless it is the owner: nobody is linked to themselves. */
+  private async linkFor(userId: string, email: string | null): Promise<string | null> {
+    if (email === null) return null;
+    const linked = await this.users.findIdByEmail(email);
+    return linked === userId ? null : linked;
+  }
+
+  private async refuseDuplicateEmail(userId: string, email: string, manager: EntityManager = this.contacts.manager): Promise<void> {
+    const existing: unknown[] = await manager.query(`SELECT 1 FROM contacts WHERE user_id = $1 AND lower(email) = lower($2)`, [
+      userId,
+      email,
+    ]);
+    if (existing.length > 0) throw duplicateEmail(email);
+  }
+}
+
+function duplicateEmail(email: string): ApiError {
+  return new ApiError('BAD_REQUEST', `email ${email} already belongs to another of your contacts`);
+}

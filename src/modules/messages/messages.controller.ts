@@ -1,0 +1,42 @@
+import { Body, Controller, Get, Headers, HttpCode, Post, Query, Res } from '@nestjs/common';
+import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
+import { UserApi } from '../auth/user-auth.guard';
+import { MessageHistoryDto, MessageHistoryQueryDto, MessageSentDto, SendMessageDto } from './dto/message.dto';
+import { MessagesService } from './messages.service';
+
+@ApiTags('messages')
+@UserApi()
+@Controller('v1/messages')
+export class MessagesController {
+  constructor(private readonly messages: MessagesService) {}
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Send a message to one of your contacts or groups (a group reaches every member)' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'Repeating a request with the same key answers the first response (marked `Idempotent-Replayed: true`) for 24 hours',
+  })
+  @ApiCreatedResponse({ type: MessageSentDto })
+  async send(
+    @CurrentUser() user: AuthenticatedUser,
+    @Body() body: SendMessageDto,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<MessageSentDto> {
+    const outcome = await this.messages.send(user.id, body, idempotencyKey);
+    void reply.status(outcome.status);
+    if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
+    return outcome.body;
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'Messages with a contact or group, newest first (limit 1–100, default 20; cursor from next_cursor)' })
+  @ApiOkResponse({ type: MessageHistoryDto })
+  history(@CurrentUser() user: AuthenticatedUser, @Query() query: MessageHistoryQueryDto): Promise<MessageHistoryDto> {
+    return this.messages.history(user.id, query);
+  }
+}

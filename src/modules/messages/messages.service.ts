@@ -1,0 +1,258 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, Repository } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { Idempotency } from '../../common/idempotency/idempotency.service';
+import { isId, newId } from '../../common/ids';
+import { ContactsService, Recipient } from '../contacts/contacts.service';
+import { GroupsService } from '../contacts/groups.service';
+import { DomainEvents } from '../events/domain-events';
+import {
+  DEFAULT_HISTORY_LIMIT,
+  MessageDirection,
+  MessageHistoryDto,
+  MessageHistoryQueryDto,
+  MessageItemDto,
+  MessageSentDto,
+  SendMessageDto,
+} from './dto/message.dto';
+import { MessageEntity, MessageType, RecipientKind } from './entities/message.entity';
+import { MessageRecipientEntity } from './entities/message-recipient.entity';
+import { decodeCursor, encodeCursor, MessagePosition, positionAtSql } from './message-cursor';
+
+/** Scope of `Idempotency-Key` records of `POST /v1/messages`. */
+export const SEND_SCOPE = 'messages.send';
+/** Outbox event of every sent message; the real-time gateway subscribes to it. */
+export const MESSAGE_CREATED = 'message.created';
+/** Most messages `conversation()` returns (agents read up to 200). */
+export const MAX_CONVERSATION_LIMIT = 500;
+
+/** Payload of `message.created` (a type alias, so it is a plain JSON record). */
+export type MessageCreatedPayload = {
+  message_id: string;
+  sender_id: string;
+  recipient_id: string;
+  recipient_kind: RecipientKind;
+  /** Service users the message reaches (linked contacts), without repeats. */
+  recipient_user_ids: string[];
+  contact_ids: string[];
+  type: MessageType;
+  content: string;
+  created_at: string;
+};
+
+export interface SendOutcome {
+  status: number;
+  body: MessageSentDto;
+  /** True when an earlier request with the same Idempotency-Key produced this answer. */
+  replayed: boolean;
+}
+
+interface SendRequest {
+  recipient_id: string;
+  content: string;
+  type: MessageType;
+}
+
+interface ThreadRow {
+  id: string;
+  direction: MessageDirection;
+  sender_id: string;
+  recipient_id: string;
+  type: MessageType;
+  content: string;
+  status: string;
+  created_at: Date;
+  position_at: string;
+}
+
+function toItem(row: ThreadRow): MessageItemDto {
+  return {
+    id: row.id,
+    direction: row.direction,
+    sender_id: row.sender_id,
+    recipient_id: row.recipient_id,
+    type: row.type,
+    content: row.content,
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+const unknownRecipient = (id: string) => new ApiError('NOT_FOUND', `No contact or group ${id}`);
+
+/** Sending messages to contacts and groups, and reading a thread with one of them. */
+@Injectable()
+export class MessagesService {
+  constructor(
+    @InjectRepository(MessageEntity) private readonly messages: Repository<MessageEntity>,
+    private readonly contacts: ContactsService,
+    private readonly groups: GroupsService,
+    private readonly idempotency: Idempotency,
+    private readonly events: DomainEvents,
+  ) {}
+
+  /**
+   * Sends in one transaction: the message, a recipient row per contact, the
+   * contacts' interaction weights and the `message.created` event. With an
+   * Idempotency-Key, a repeat of the same request answers the first response.
+   */
+  async send(userId: string, input: SendMessageDto, idempotencyKey?: string): Promise<SendOutcome> {
+    // The default is applied before hashing, so omitting `type` and sending `text` are the same request.
+    const request: SendRequest = { recipient_id: input.recipient_id, content: input.content, type: input.type ?? 'text' };
+    const outcome = await this.idempotency.run(userId, SEND_SCOPE, idempotencyKey, request, async (manager) => ({
+      status: 201,
+      body: await this.sendWithin(manager, userId, request),
+    }));
+    return { status: outcome.status, body: outcome.body as MessageSentDto, replayed: outcome.replayed };
+  }
+
+  /** `GET /v1/messages?with=…`: newest first, keyset-paginated. */
+  async history(userId: string, query: MessageHistoryQueryDto): Promise<MessageHistoryDto> {
+    const limit = query.limit ?? DEFAULT_HISTORY_LIMIT;
+    const before = query.cursor === undefined ? null : decodeCursor(query.cursor);
+    const rows = await this.thread(userId, query.with, limit + 1, before);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      messages: page.map(toItem),
+      next_cursor: rows.length > limit ? encodeCursor({ at: last.position_at, id: last.id }) : null,
+    };
+  }
+
+  /**
+   * The latest `limit` messages between the user and one contact, newest
+   * first, as `GET /v1/messages?with=<contact>` lists them. NOT_FOUND when the
+   * contact is not the user's.
+   */
+  async conversation(userId: string, contactId: string, limit: number = DEFAULT_HISTORY_LIMIT): Promise<MessageItemDto[]> {
+    if (!isId(contactId, 'con')) throw unknownRecipient(contactId);
+    const bounded = Math.min(Math.max(Math.trunc(limit) || 1, 1), MAX_CONVERSATION_LIMIT);
+    return (await this.thread(userId, contactId, bounded, null)).map(toItem);
+  }
+
+  /** Messages the user sent (with their recipients) and messages linked users sent to the user, for the export. */
+  async exportFor(userId: string, manager: EntityManager): Promise<{ sent: unknown[]; received: unknown[] }> {
+    const sent: Array<Record<string, unknown> & { created_at: Date; recipients: Array<Record<string, string | null>> }> =
+      await manager.query(
+        `SELECT m.id, m.recipient_kind, m.recipient_id, m.type, m.content, m.status, m.created_at,
+              COALESCE(json_agg(json_build_object(
+                'contact_id', r.contact_id, 'recipient_user_id', r.recipient_user_id, 'status', r.status,
+                'delivered_at', r.delivered_at, 'read_at', r.read_at) ORDER BY r.contact_id)
+                FILTER (WHERE r.message_id IS NOT NULL), '[]') AS recipients
+         FROM messages m LEFT JOIN message_recipients r ON r.message_id = m.id
+        WHERE m.sender_id = $1
+        GROUP BY m.id ORDER BY m.created_at, m.id`,
+        [userId],
+      );
+    const received: Array<Record<string, unknown> & { created_at: Date; delivered_at: Date | null; read_at: Date | null }> =
+      await manager.query(
+        `SELECT DISTINCT ON (m.created_at, m.id) m.id, m.sender_id, m.type, m.content, m.created_at, r.status, r.delivered_at, r.read_at
+         FROM messages m JOIN message_recipients r ON r.message_id = m.id
+        WHERE r.recipient_user_id = $1 AND m.sender_id <> $1
+        ORDER BY m.created_at, m.id`,
+        [userId],
+      );
+    const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
+    return {
+      sent: sent.map((row) => ({
+        ...row,
+        created_at: iso(row.created_at),
+        recipients: row.recipients.map((r) => ({ ...r, delivered_at: iso(r.delivered_at), read_at: iso(r.read_at) })),
+      })),
+      received: received.map((row) => ({
+        ...row,
+        created_at: iso(row.created_at),
+        delivered_at: iso(row.delivered_at),
+        read_at: iso(row.read_at),
+      })),
+    };
+  }
+
+  private async sendWithin(manager: EntityManager, userId: string, request: SendRequest): Promise<MessageSentDto> {
+    const { kind, recipients } = await this.resolveRecipient(manager, userId, request.recipient_id);
+    const id = newId('msg');
+    const inserted = await manager.insert(MessageEntity, {
+      id,
+      senderId: userId,
+      recipientKind: kind,
+      recipientId: request.recipient_id,
+      type: request.type,
+      content: request.content,
+      status: 'sent',
+    });
+    const createdAt = (inserted.generatedMaps[0] as Pick<MessageEntity, 'createdAt'>).createdAt;
+    await manager.insert(
+      MessageRecipientEntity,
+      recipients.map((r) => ({ messageId: id, contactId: r.contactId, recipientUserId: r.linkedUserId })),
+    );
+    const contactIds = recipients.map((r) => r.contactId);
+    await this.contacts.recordInteraction(manager, userId, contactIds, createdAt);
+    const payload: MessageCreatedPayload = {
+      message_id: id,
+      sender_id: userId,
+      recipient_id: request.recipient_id,
+      recipient_kind: kind,
+      recipient_user_ids: [...new Set(recipients.flatMap((r) => (r.linkedUserId === null ? [] : [r.linkedUserId])))],
+      contact_ids: contactIds,
+      type: request.type,
+      content: request.content,
+      created_at: createdAt.toISOString(),
+    };
+    await this.events.record(manager, { type: MESSAGE_CREATED, payload });
+    return { id, status: 'sent', created_at: payload.created_at };
+  }
+
+  private async resolveRecipient(
+    manager: EntityManager,
+    userId: string,
+    recipientId: string,
+  ): Promise<{ kind: RecipientKind; recipients: Recipient[] }> {
+    if (isId(recipientId, 'grp')) {
+      const members = await this.groups.findRecipients(userId, recipientId, manager);
+      if (!members) throw unknownRecipient(recipientId);
+      if (members.length === 0) throw new ApiError('BAD_REQUEST', `Group ${recipientId} has no members; add contacts to it first`);
+      return { kind: 'group', recipients: members };
+    }
+    const contact = await this.contacts.findRecipient(userId, recipientId, manager);
+    if (!contact) throw unknownRecipient(recipientId);
+    return { kind: 'contact', recipients: [contact] };
+  }
+
+  /**
+   * A thread, newest first, strictly older than `before` when given.
+   * With a contact: what the user sent to it directly (not via groups), and what
+   * the contact's linked user sent to the user. With a group: what the user sent to it.
+   */
+  private async thread(userId: string, withId: string, take: number, before: MessagePosition | null): Promise<ThreadRow[]> {
+    let kind: RecipientKind;
+    let linkedUserId: string | null = null;
+    if (isId(withId, 'grp')) {
+      if (!(await this.groups.owns(userId, withId))) throw unknownRecipient(withId);
+      kind = 'group';
+    } else {
+      const contact = await this.contacts.findRecipient(userId, withId);
+      if (!contact) throw unknownRecipient(withId);
+      kind = 'contact';
+      linkedUserId = contact.linkedUserId;
+    }
+    const older = `($5::timestamptz IS NULL OR (m.created_at, m.id) < ($5::timestamptz, $6::text))`;
+    const columns = `m.id, m.sender_id, m.type, m.content, m.status, m.created_at, ${positionAtSql('m.created_at')} AS position_at`;
+    return this.messages.query<ThreadRow[]>(
+      `SELECT * FROM (
+         (SELECT ${columns}, 'outbound'::text AS direction, m.recipient_id
+            FROM messages m
+           WHERE m.sender_id = $1 AND m.recipient_kind = $2 AND m.recipient_id = $3 AND ${older}
+           ORDER BY m.created_at DESC, m.id DESC LIMIT $7)
+         UNION ALL
+         (SELECT ${columns}, 'inbound'::text AS direction, $1::text AS recipient_id
+            FROM messages m
+           WHERE $4::text IS NOT NULL AND m.sender_id = $4::text AND ${older}
+             AND EXISTS (SELECT 1 FROM message_recipients r WHERE r.message_id = m.id AND r.recipient_user_id = $1)
+           ORDER BY m.created_at DESC, m.id DESC LIMIT $7)
+       ) thread
+       ORDER BY created_at DESC, id DESC LIMIT $7`,
+      [userId, kind, withId, linkedUserId, before?.at ?? null, before?.id ?? null, take],
+    );
+  }
+}

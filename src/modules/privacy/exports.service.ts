@@ -1,0 +1,168 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { Idempotency } from '../../common/idempotency/idempotency.service';
+import { isId, newId } from '../../common/ids';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { ExportPendingDto, ExportResultDto } from './dto/privacy.dto';
+import { ExportEntity } from './entities/export.entity';
+import { EXPORT_LIFETIME_MS, EXPORT_MEDIA, ExportFormat, isExportFormat } from './export-formats';
+import { ExportsQueue } from './exports.queue';
+
+/** Expired exports answer 410 for this long (content already dropped), then the row goes and the id answers 404. */
+export const EXPIRED_EXPORT_RETENTION_DAYS = 7;
+/** A pending export older than this whose job is gone was lost between commit and enqueue. */
+const PENDING_GRACE_SECONDS = 60;
+const SWEEP_BATCH = 1_000;
+const DELETE_BATCH = 5_000;
+
+export type ExportDownload =
+  { status: 'ready'; content: string; contentType: string; filename: string } | { status: 'pending'; body: ExportPendingDto };
+
+/** Export requests, downloads and their retention. Building happens in the worker (SoulExportBuilder). */
+@Injectable()
+export class ExportsService {
+  private readonly logger = new Logger(ExportsService.name);
+
+  constructor(
+    @InjectRepository(ExportEntity) private readonly exports: Repository<ExportEntity>,
+    private readonly idempotency: Idempotency,
+    private readonly queue: ExportsQueue,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Records the request, then enqueues the build after the commit: the worker
+   * never sees a job for a row that is not there yet. If Redis refuses the job
+   * the row stays `pending` and `requeuePending` enqueues it later, so the
+   * caller still gets its 202.
+   */
+  async request(userId: string, format: ExportFormat, idempotencyKey?: string): Promise<ExportResultDto> {
+    const { body } = await this.idempotency.run(userId, 'soul.export', idempotencyKey, { format }, async (manager) => {
+      const entity = manager.create(ExportEntity, {
+        id: newId('exp'),
+        userId,
+        format,
+        status: 'pending',
+        expiresAt: new Date(Date.now() + EXPORT_LIFETIME_MS),
+      });
+      await manager.insert(ExportEntity, entity);
+      return { status: 202, body: this.toResult(entity) };
+    });
+    const result = body as ExportResultDto;
+    try {
+      await this.queue.enqueueBuild(result.id);
+    } catch (error) {
+      this.logger.warn({ exportId: result.id, err: error }, 'export job not enqueued; the pending sweep will enqueue it');
+    }
+    return result;
+  }
+
+  /**
+   * What `GET /v1/exports/:id` answers. Only the owner sees an export; anyone
+   * else, like an unknown id, gets 404 so ids cannot be probed.
+   */
+  async download(userId: string, exportId: string): Promise<ExportDownload> {
+    const row = isId(exportId, 'exp') ? await this.exports.findOne({ where: { id: exportId, userId } }) : null;
+    if (!row) throw new ApiError('NOT_FOUND', `No export ${exportId}`);
+    if (row.expiresAt.getTime() <= Date.now()) {
+      throw new ApiError('GONE', `Export ${row.id} expired at ${row.expiresAt.toISOString()}; request a new one with POST /v1/soul/export`);
+    }
+    if (row.status === 'pending') return { status: 'pending', body: { id: row.id, status: 'pending' } };
+    if (row.status === 'failed' || row.content === null) {
+      throw new ApiError('INTERNAL_ERROR', `Export ${row.id} could not be built; request a new one with POST /v1/soul/export`);
+    }
+    const media = isExportFormat(row.format) ? EXPORT_MEDIA[row.format] : EXPORT_MEDIA.json;
+    return {
+      status: 'ready',
+      content: row.content,
+      contentType: row.contentType ?? media.contentType,
+      filename: `soul-export-${row.id}.${media.extension}`,
+    };
+  }
+
+  /** Records the final failure of a build (after BullMQ's last attempt). */
+  async markFailed(exportId: string, error: string): Promise<void> {
+    await this.exports.update(
+      { id: exportId, status: 'pending' },
+      { status: 'failed', error: error.slice(0, 2000), completedAt: new Date() },
+    );
+  }
+
+  /**
+   * Retention: an expired export's content is personal data nobody can
+   * download any more, so it is dropped at once; the row stays
+   * `EXPIRED_EXPORT_RETENTION_DAYS` so its URL answers 410 rather than 404,
+   * then it is deleted.
+   */
+  async purgeExpired(): Promise<{ exportContentsDropped: number; exportsPurged: number }> {
+    const exportContentsDropped = await this.inBatches(
+      `UPDATE exports SET content = NULL WHERE id IN (
+         SELECT id FROM exports WHERE expires_at <= now() AND content IS NOT NULL LIMIT $1)`,
+      [],
+    );
+    const exportsPurged = await this.inBatches(
+      `DELETE FROM exports WHERE id IN (
+         SELECT id FROM exports WHERE expires_at < now() - make_interval(days => $2) LIMIT $1)`,
+      [EXPIRED_EXPORT_RETENTION_DAYS],
+    );
+    if (exportContentsDropped || exportsPurged) this.logger.log({ exportContentsDropped, exportsPurged }, 'purged expired exports');
+    return { exportContentsDropped, exportsPurged };
+  }
+
+  /**
+   * Sweep for exports whose job never reached Redis (enqueue failed after the
+   * commit) or whose job ended without the row saying so (a worker died and
+   * the job failed as stalled). Safe to run anywhere, any number of times.
+   */
+  async requeuePending(): Promise<{ requeued: number; failed: number }> {
+    const rows = await this.exports
+      .createQueryBuilder('e')
+      .select(['e.id'])
+      .where(`e.status = 'pending'`)
+      .andWhere(`e.created_at < now() - make_interval(secs => :grace)`, { grace: PENDING_GRACE_SECONDS })
+      .andWhere('e.expires_at > now()')
+      .orderBy('e.created_at')
+      .limit(SWEEP_BATCH)
+      .getMany();
+    let requeued = 0;
+    let failed = 0;
+    for (const { id } of rows) {
+      const state = await this.queue.stateOf(id);
+      if (state === 'unknown') {
+        await this.queue.enqueueBuild(id);
+        requeued += 1;
+      } else if (state === 'completed') {
+        await this.queue.replace(id);
+        requeued += 1;
+      } else if (state === 'failed') {
+        await this.markFailed(id, (await this.queue.failedReasonOf(id)) ?? 'the export job failed');
+        failed += 1;
+      }
+    }
+    if (requeued || failed) this.logger.log({ requeued, failed }, 'swept pending exports');
+    return { requeued, failed };
+  }
+
+  private toResult(entity: ExportEntity): ExportResultDto {
+    return {
+      id: entity.id,
+      status: entity.status,
+      format: entity.format as ExportFormat,
+      export_url: `${this.config.publicBaseUrl}/v1/exports/${entity.id}`,
+      expires_at: entity.expiresAt.toISOString(),
+    };
+  }
+
+  /** Runs a `LIMIT $1` statement until a batch comes back short, keeping every statement (and its locks) small. */
+  private async inBatches(sql: string, params: unknown[]): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const [, count]: [unknown, number] = await this.exports.query(sql, [DELETE_BATCH, ...params]);
+      total += count;
+      if (count < DELETE_BATCH) return total;
+    }
+  }
+}
