@@ -49,7 +49,7 @@ describe('api and worker roles', () => {
       },
       { what: 'the purge job to finish' },
     );
-    expect(job.returnvalue).toEqual({ eventsPurged: 1 });
+    expect(job.returnvalue).toMatchObject({ eventsPurged: 1 });
     const left = await dataSource.query(`SELECT id FROM events WHERE id = ANY($1)`, [[old, recent]]);
     expect(left).toEqual([{ id: recent }]);
 

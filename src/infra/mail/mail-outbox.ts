@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { InjectEntityManager } from '@nestjs/typeorm';
 import { EntityManager } from 'typeorm';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { newId } from '../../common/ids';
@@ -24,6 +25,7 @@ export class MailOutbox {
   constructor(
     private readonly secretBox: SecretBox,
     private readonly events: DomainEvents,
+    @InjectEntityManager() private readonly manager: EntityManager,
   ) {}
 
   async enqueue(manager: EntityManager, mail: OutgoingMail): Promise<string> {
@@ -36,5 +38,13 @@ export class MailOutbox {
     ]);
     await this.events.record(manager, { type: MAIL_QUEUED_EVENT, payload: { mail_id: id } });
     return id;
+  }
+
+  /** Drops delivered or logged mail after 30 days (retention job). */
+  async purgeDelivered(): Promise<number> {
+    const [, count]: [unknown, number] = await this.manager.query(
+      `DELETE FROM mail_outbox WHERE status IN ('sent', 'logged', 'failed') AND created_at < now() - interval '30 days'`,
+    );
+    return count;
   }
 }

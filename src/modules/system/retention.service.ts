@@ -1,20 +1,54 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Idempotency } from '../../common/idempotency/idempotency.service';
+import { MailOutbox } from '../../infra/mail/mail-outbox';
+import { AgentsService } from '../agents/agents.service';
+import { Sessions } from '../auth/sessions.service';
+import { ExportsService } from '../privacy/exports.service';
 
 /** How long dispatched outbox rows are kept for inspection before they are purged. */
 export const DISPATCHED_EVENT_RETENTION_DAYS = 7;
 const DELETE_BATCH = 5_000;
 
-/** Deletes rows whose useful life is over. Later areas add their own expired rows here. */
+/**
+ * Housekeeping run by the `system` queue: deletes rows whose useful life is
+ * over (hourly) and re-enqueues work whose job was lost (every minute). Each
+ * area owns its tables; this only calls the areas' own purge methods.
+ */
 @Injectable()
 export class RetentionService {
   private readonly logger = new Logger(RetentionService.name);
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sessions: Sessions,
+    private readonly idempotency: Idempotency,
+    private readonly exports: ExportsService,
+    private readonly agents: AgentsService,
+    private readonly mail: MailOutbox,
+  ) {}
 
-  async purgeExpired(): Promise<{ eventsPurged: number }> {
-    let eventsPurged = 0;
+  async purgeExpired(): Promise<Record<string, number>> {
+    const exports = await this.exports.purgeExpired();
+    const counts = {
+      eventsPurged: await this.purgeDispatchedEvents(),
+      sessionsPurged: await this.sessions.purgeEnded(),
+      idempotencyKeysPurged: await this.idempotency.purgeExpired(),
+      mailPurged: await this.mail.purgeDelivered(),
+      ...exports,
+    };
+    this.logger.log(counts, 'purged expired rows');
+    return counts;
+  }
+
+  async requeueStale(): Promise<Record<string, number>> {
+    const exports = await this.exports.requeuePending();
+    return { exportsRequeued: exports.requeued, exportsFailed: exports.failed, agentActionsRequeued: await this.agents.requeueStale() };
+  }
+
+  private async purgeDispatchedEvents(): Promise<number> {
+    let purged = 0;
     // Small batches keep each statement short so the purge never holds long locks.
     for (;;) {
       const result: [unknown[], number] = await this.dataSource.query(
@@ -24,10 +58,8 @@ export class RetentionService {
             LIMIT $2)`,
         [DISPATCHED_EVENT_RETENTION_DAYS, DELETE_BATCH],
       );
-      eventsPurged += result[1];
-      if (result[1] < DELETE_BATCH) break;
+      purged += result[1];
+      if (result[1] < DELETE_BATCH) return purged;
     }
-    this.logger.log({ eventsPurged }, 'purged expired rows');
-    return { eventsPurged };
   }
 }

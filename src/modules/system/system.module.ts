@@ -1,9 +1,13 @@
 import { Module } from '@nestjs/common';
+import { AgentsModule } from '../agents/agents.module';
+import { AuthModule } from '../auth/auth.module';
+import { PrivacyModule } from '../privacy/privacy.module';
 import { RetentionService } from './retention.service';
 import { SystemController } from './system.controller';
 import { SystemQueue } from './system.queue';
 
 @Module({
+  imports: [AuthModule, PrivacyModule, AgentsModule],
   controllers: [SystemController],
   providers: [SystemQueue, RetentionService],
   exports: [SystemQueue, RetentionService],

@@ -16,13 +16,15 @@ export class SystemProcessor extends WorkerHost implements OnApplicationBootstra
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.systemQueue.schedulePurge();
+    await this.systemQueue.schedule();
   }
 
   async process(job: Job<PurgeExpiredJob>): Promise<PurgeExpiredResult> {
     switch (job.name) {
       case SYSTEM_JOBS.purgeExpired:
         return this.retention.purgeExpired();
+      case SYSTEM_JOBS.requeueStale:
+        return this.retention.requeueStale();
       default:
         throw new UnrecoverableError(`unknown system job "${job.name}"`);
     }

@@ -5,15 +5,14 @@ import { QUEUES } from '../../infra/queue/queues';
 
 export const SYSTEM_JOBS = {
   purgeExpired: 'purge-expired',
+  requeueStale: 'requeue-stale',
 } as const;
 
 export interface PurgeExpiredJob {
   requestedBy: 'schedule' | 'operator';
 }
 
-export interface PurgeExpiredResult {
-  eventsPurged: number;
-}
+export type PurgeExpiredResult = Record<string, number>;
 
 /** Producer of the `system` queue. */
 @Injectable()
@@ -31,15 +30,18 @@ export class SystemQueue {
     return { jobId };
   }
 
-  /** Registers the hourly purge. Idempotent: upserting the same scheduler id replaces it. */
-  async schedulePurge(): Promise<void> {
+  /** Registers the hourly purge and the minutely sweep for lost jobs. Idempotent: upserting a scheduler id replaces it. */
+  async schedule(): Promise<void> {
+    const data = { requestedBy: 'schedule' as const };
     await this.queue.upsertJobScheduler(
       `${SYSTEM_JOBS.purgeExpired}.hourly`,
       { every: 3_600_000 },
-      {
-        name: SYSTEM_JOBS.purgeExpired,
-        data: { requestedBy: 'schedule' },
-      },
+      { name: SYSTEM_JOBS.purgeExpired, data },
+    );
+    await this.queue.upsertJobScheduler(
+      `${SYSTEM_JOBS.requeueStale}.minutely`,
+      { every: 60_000 },
+      { name: SYSTEM_JOBS.requeueStale, data },
     );
   }
 }
