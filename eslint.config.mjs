@@ -35,6 +35,8 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
+      // Keep disableTypeChecked's parserOptions (projectService off): plain JS is not in tsconfig.
+      ...tseslint.configs.disableTypeChecked.languageOptions,
       globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' },
     },
   },

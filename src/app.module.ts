@@ -6,8 +6,11 @@ import { ErrorEnvelopeFilter } from './common/errors/error.filter';
 import { HttpDrain } from './common/http/http-drain';
 import { AgentsModule } from './modules/agents/agents.module';
 import { AuthModule } from './modules/auth/auth.module';
+import { ConformanceModule } from './modules/conformance/conformance.module';
 import { ContactsModule } from './modules/contacts/contacts.module';
+import { MarketplaceModule } from './modules/marketplace/marketplace.module';
 import { MessagesModule } from './modules/messages/messages.module';
+import { PackagesModule } from './modules/packages/packages.module';
 import { PrivacyModule } from './modules/privacy/privacy.module';
 import { ProvidersModule } from './modules/providers/providers.module';
 import { HealthModule } from './modules/health/health.module';
@@ -26,6 +29,9 @@ const API_AREAS = [
   AgentsModule,
   PrivacyModule,
   ProvidersModule,
+  ConformanceModule,
+  PackagesModule,
+  MarketplaceModule,
 ];
 
 export interface AppModuleOptions {

@@ -8,7 +8,10 @@ import { EventDispatcher } from './modules/events/event-dispatcher';
 import { AgentsModule } from './modules/agents/agents.module';
 import { AGENTS_PROCESSORS } from './modules/agents/agents.worker';
 import { AuthModule } from './modules/auth/auth.module';
+import { ConformanceModule } from './modules/conformance/conformance.module';
+import { ConformanceProcessor } from './modules/conformance/conformance.processor';
 import { ContactsModule } from './modules/contacts/contacts.module';
+import { MarketplaceModule } from './modules/marketplace/marketplace.module';
 import { HealthModule } from './modules/health/health.module';
 import { MessagesModule } from './modules/messages/messages.module';
 import { SoulModule } from './modules/soul/soul.module';
@@ -18,7 +21,7 @@ import { SystemModule } from './modules/system/system.module';
 import { SystemProcessor } from './modules/system/system.processor';
 
 /** Every BullMQ consumer. Only the worker role registers them. */
-const PROCESSORS: Type[] = [SystemProcessor, MailProcessor, ...PRIVACY_PROCESSORS, ...AGENTS_PROCESSORS];
+const PROCESSORS: Type[] = [SystemProcessor, MailProcessor, ConformanceProcessor, ...PRIVACY_PROCESSORS, ...AGENTS_PROCESSORS];
 /** Domain event subscribers that only the worker runs. */
 const SUBSCRIBERS: Type[] = [MailQueueFeeder];
 /**
@@ -26,7 +29,18 @@ const SUBSCRIBERS: Type[] = [MailQueueFeeder];
  * holding personal data is here so that exports built by the worker see all
  * `@PersonalDataSection()` providers. Their controllers are ignored: no HTTP here.
  */
-const WORKER_AREAS = [HealthModule, SystemModule, AuthModule, SoulModule, ContactsModule, MessagesModule, AgentsModule, PrivacyModule];
+const WORKER_AREAS = [
+  HealthModule,
+  SystemModule,
+  AuthModule,
+  SoulModule,
+  ContactsModule,
+  MessagesModule,
+  AgentsModule,
+  PrivacyModule,
+  ConformanceModule,
+  MarketplaceModule,
+];
 
 const PROCESSOR_METADATA = 'bullmq:processor_metadata';
 

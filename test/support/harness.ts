@@ -36,6 +36,8 @@ export class TestEnvironment {
       WORKER_HEALTH_PORT: '0',
       // Every test request comes from 127.0.0.1; per-address limits are exercised where a test sets them.
       ANONYMOUS_RATE_LIMIT_PER_MINUTE: '100000',
+      PLATFORM_BURST_PER_SECOND: '100000',
+      PLATFORM_RATE_LIMIT_PER_MINUTE: '1000000',
       ...extraEnv,
     };
     environment.closers.push(() => deleteRedisKeys(environment.env.REDIS_URL, environment.env.REDIS_PREFIX));
@@ -71,7 +73,14 @@ export class TestEnvironment {
   spawnRole(entry: 'main' | 'worker', env: Record<string, string> = {}): SpawnedRole {
     const child = spawn(process.execPath, [join(ROOT, 'dist', `${entry}.js`)], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...this.env, LOG_LEVEL: 'info', ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        // The local test CA, so the spawned service trusts the test provider runtimes' certificates.
+        ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
+        ...this.env,
+        LOG_LEVEL: 'info',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const role = new SpawnedRole(child);

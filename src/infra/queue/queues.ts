@@ -7,6 +7,7 @@ export const QUEUES = {
   exports: 'exports',
   agents: 'agents',
   mail: 'mail',
+  conformance: 'conformance',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -1,5 +1,6 @@
 import Ajv from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { JsonSchema } from './capability-descriptor';
 
 /** Why a schema was refused, and where: a JSONPath into the schema such as `$.properties.amount`. */
@@ -272,6 +273,7 @@ function compile(schema: Record<string, unknown>, draft: Draft): SchemaFault | n
 export function validatorFor(schema: JsonSchema): (data: unknown) => { valid: boolean; errors: string[] } {
   const draft: Draft = typeof schema.$schema === 'string' && DRAFT_2020_URIS.includes(schema.$schema) ? '2020-12' : 'draft-07';
   const ajv = draft === '2020-12' ? new Ajv2020({ strict: false, allErrors: true }) : new Ajv({ strict: false, allErrors: true });
+  addFormats(ajv); // date-time, email, uri … are checked, not ignored with a warning
   const validate = ajv.compile(schema);
   return (data) => {
     const valid = validate(data);

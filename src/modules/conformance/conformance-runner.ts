@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { assertCallableTarget } from '../../common/http/target-policy';
+import { newId } from '../../common/ids';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { CapabilityDescriptor } from '../packages/capability-descriptor';
+import {
+  ConformanceReport,
+  DIMENSION_MAX,
+  DimensionKey,
+  DimensionReport,
+  DIMENSIONS,
+  finishReport,
+  notRun,
+  scoreDimension,
+} from './conformance-report';
+import { LiveChecks } from './live-checks';
+import { RuntimeClient } from './runtime-client';
+import { documentationChecks, schemaChecks, staticContractChecks } from './static-checks';
+
+/** Free tier limits (spec: Limits): the strictest, so a package that passes here passes on every plan. */
+export const RESPONSE_TIMEOUT_MS = 10_000;
+export const MAX_RESPONSE_BYTES = 256 * 1024;
+
+export interface ConformanceInput {
+  runtimeUrl: string;
+  riskTier: string;
+  capabilities: CapabilityDescriptor[];
+  /** All six dimensions against the live runtime; false: schema, contracts (static) and documentation only. */
+  full: boolean;
+  /** The app's webhook signing secret; when given, the receiver's signature checking is probed. */
+  webhookSecret?: string;
+  /** The app's webhook receiver; defaults to `<runtimeUrl>/webhooks`. */
+  webhookUrl?: string;
+}
+
+export type { ConformanceReport, DimensionKey };
+
+/**
+ * Scores a package version in six dimensions (docs/conformance.md lists every
+ * check and its points). Pure: reads descriptors and calls the runtime, stores
+ * nothing. Never throws for anything the runtime does: an unreachable runtime,
+ * a bad certificate or a refused address fails checks with a detail saying so.
+ */
+@Injectable()
+export class ConformanceRunner {
+  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'allowPrivateTargets'>) {}
+
+  async run(input: ConformanceInput): Promise<ConformanceReport> {
+    const { capabilities, full } = input;
+    const dimensions = Object.fromEntries(DIMENSIONS.map((k) => [k, notRun(k)])) as Record<DimensionKey, DimensionReport>;
+    dimensions.schema = scoreDimension(DIMENSION_MAX.schema, schemaChecks(capabilities));
+    dimensions.documentation = scoreDimension(DIMENSION_MAX.documentation, documentationChecks(capabilities));
+    const staticContracts = staticContractChecks(input.riskTier, capabilities);
+    if (!full) {
+      dimensions.contracts = scoreDimension(DIMENSION_MAX.contracts, staticContracts);
+      return finishReport(false, dimensions);
+    }
+
+    const runtimeUrl = input.runtimeUrl.replace(/\/+$/, '');
+    const client = new RuntimeClient({
+      timeoutMs: RESPONSE_TIMEOUT_MS,
+      maxBytes: MAX_RESPONSE_BYTES,
+      blocked: await this.refusal(runtimeUrl, 'runtimeUrl'),
+    });
+    const webhook = input.webhookSecret
+      ? {
+          url: input.webhookUrl ?? `${runtimeUrl}/webhooks`,
+          secret: input.webhookSecret,
+          blocked: await this.refusal(input.webhookUrl ?? `${runtimeUrl}/webhooks`, 'webhook_url'),
+        }
+      : undefined;
+    const live = await new LiveChecks(
+      client,
+      {
+        runtimeUrl,
+        // A fresh random token per run: if it ever comes back in a response, the runtime echoes credentials.
+        token: `conformance_${randomBytes(24).toString('base64url')}`,
+        userId: newId('usr'),
+        installId: newId('inst'),
+        locale: 'en-US',
+        timezone: 'UTC',
+        webhook,
+      },
+      capabilities,
+    ).run();
+
+    dimensions.contracts = scoreDimension(DIMENSION_MAX.contracts, [...staticContracts, ...live.contracts]);
+    dimensions.performance = scoreDimension(DIMENSION_MAX.performance, live.performance);
+    dimensions.error_handling = scoreDimension(DIMENSION_MAX.error_handling, live.error_handling);
+    dimensions.security = scoreDimension(DIMENSION_MAX.security, live.security);
+    return finishReport(true, dimensions);
+  }
+
+  /**
+   * The same rules as at registration (HTTPS, no credentials in the URL, no
+   * private or loopback address unless ALLOW_PRIVATE_TARGETS), checked again
+   * now because DNS may have changed since. Returns why the URL is refused.
+   */
+  private async refusal(url: string, field: string): Promise<string | undefined> {
+    try {
+      await assertCallableTarget(url, field, { allowPrivate: this.config.allowPrivateTargets });
+      return undefined;
+    } catch (error) {
+      const detail = error instanceof Error ? ((error as { detail?: string }).detail ?? error.message) : String(error);
+      return `runtime_unavailable: not called, ${detail}`;
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Job } from 'bullmq';
+import { QUEUES } from '../../infra/queue/queues';
+import { ConformanceRunner } from './conformance-runner';
+import { ConformanceRuns } from './conformance-runs.service';
+import { FullRunJob } from './conformance.queue';
+
+/** Runs full conformance suites (all six dimensions against the provider runtime) on the worker. */
+@Processor(QUEUES.conformance, { concurrency: 2 })
+export class ConformanceProcessor extends WorkerHost {
+  constructor(
+    private readonly runner: ConformanceRunner,
+    private readonly runs: ConformanceRuns,
+  ) {
+    super();
+  }
+
+  async process(job: Job<FullRunJob>): Promise<{ score: number } | { skipped: true }> {
+    if (!(await this.runs.start(job.data.confId))) return { skipped: true };
+    try {
+      const report = await this.runner.run({
+        runtimeUrl: job.data.runtimeUrl,
+        riskTier: job.data.riskTier,
+        capabilities: job.data.capabilities,
+        full: true,
+      });
+      await this.runs.complete(job.data.confId, report);
+      return { score: report.score };
+    } catch (error) {
+      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) await this.runs.fail(job.data.confId, (error as Error).message);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,147 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { SecretBox } from '../../common/crypto/secret-box';
+import { ApiError } from '../../common/errors/api-error';
+import { isId, newId } from '../../common/ids';
+import { DomainEvents } from '../events/domain-events';
+import { OAuthTokens } from '../providers/oauth-tokens.service';
+import { MarketplaceService } from './marketplace.service';
+
+export const INSTALL_EVENTS = { created: 'install.created', removed: 'install.removed' } as const;
+/** Why an install ended (the spec leaves the set open). */
+export const REMOVAL_REASONS = ['user_uninstalled', 'soul_deleted', 'package_suspended'] as const;
+
+interface InstallRow {
+  id: string;
+  user_id: string;
+  package_id: string;
+  version_id: string;
+  app_id: string;
+  scopes: string[];
+  status: string;
+  removed_reason: string | null;
+  created_at: Date;
+  removed_at: Date | null;
+  version?: string;
+  slug?: string;
+}
+
+const COLUMNS =
+  'i.id, i.user_id, i.package_id, i.version_id, i.app_id, i.scopes, i.status, i.removed_reason, i.created_at, i.removed_at, v.version, p.slug';
+const FROM = 'installs i JOIN package_versions v ON v.id = i.version_id JOIN packages p ON p.id = i.package_id';
+
+export function toInstallDto(row: InstallRow) {
+  return {
+    id: row.id,
+    package_id: row.package_id,
+    package_slug: row.slug,
+    version: row.version,
+    scopes: row.scopes,
+    status: row.status,
+    removed_reason: row.removed_reason,
+    created_at: row.created_at.toISOString(),
+    removed_at: row.removed_at?.toISOString() ?? null,
+  };
+}
+
+/**
+ * A user's installs of published packages. Each install gets its own OAuth
+ * token family for the runtime calls made on the user's behalf; the refresh
+ * token is sealed at rest.
+ */
+@Injectable()
+export class InstallsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly marketplace: MarketplaceService,
+    private readonly oauth: OAuthTokens,
+    private readonly secretBox: SecretBox,
+    private readonly events: DomainEvents,
+  ) {}
+
+  /** Installs the published version; installing an installed package answers the existing install. */
+  async install(
+    userId: string,
+    packageId: string,
+    scopes: string[] = ['capabilities:execute'],
+  ): Promise<{ created: boolean; install: ReturnType<typeof toInstallDto> }> {
+    const pkg = await this.marketplace.installable(packageId);
+    return this.dataSource.transaction(async (manager) => {
+      const id = newId('inst');
+      const inserted: Array<{ id: string }> = await manager.query(
+        `INSERT INTO installs (id, user_id, package_id, version_id, app_id, scopes) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (user_id, package_id) WHERE status = 'active' DO NOTHING RETURNING id`,
+        [id, userId, pkg.id, pkg.version_id, pkg.app_id, scopes],
+      );
+      if (inserted.length === 0) {
+        const [existing]: InstallRow[] = await manager.query(
+          `SELECT ${COLUMNS} FROM ${FROM} WHERE i.user_id = $1 AND i.package_id = $2 AND i.status = 'active'`,
+          [userId, pkg.id],
+        );
+        return { created: false, install: toInstallDto(existing) };
+      }
+      const grant = await this.oauth.issueDelegated(
+        manager,
+        { id: pkg.app_id, developerId: pkg.developer_id },
+        { userId, installId: id, scopes },
+      );
+      await manager.query(`UPDATE installs SET refresh_token_encrypted = $2 WHERE id = $1`, [id, this.secretBox.seal(grant.refresh_token)]);
+      await manager.query(`UPDATE packages SET last_activity_at = now() WHERE id = $1`, [pkg.id]);
+      await this.events.record(manager, {
+        type: INSTALL_EVENTS.created,
+        payload: {
+          app_id: pkg.app_id,
+          data: { install_id: id, user_id: userId, package_id: pkg.id, version: pkg.version, scopes_granted: scopes },
+        },
+      });
+      const [row]: InstallRow[] = await manager.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE i.id = $1`, [id]);
+      return { created: true, install: toInstallDto(row) };
+    });
+  }
+
+  async list(userId: string) {
+    const rows: InstallRow[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM ${FROM} WHERE i.user_id = $1 AND i.status = 'active' ORDER BY i.created_at, i.id`,
+      [userId],
+    );
+    return { installs: rows.map(toInstallDto) };
+  }
+
+  /** Uninstalls; removing a removed install answers it again (DELETE is idempotent). */
+  async uninstall(userId: string, installId: string) {
+    return this.dataSource.transaction(async (manager) => {
+      const row = await this.ownedForUpdate(manager, userId, installId);
+      if (row.status === 'removed') return toInstallDto(row);
+      return toInstallDto(await this.remove(manager, row, 'user_uninstalled'));
+    });
+  }
+
+  /** Ends an install inside the caller's transaction and emits `install.removed`. */
+  async remove(manager: EntityManager, row: InstallRow, reason: (typeof REMOVAL_REASONS)[number]): Promise<InstallRow> {
+    await manager.query(
+      `UPDATE installs SET status = 'removed', removed_reason = $2, removed_at = now(), refresh_token_encrypted = NULL WHERE id = $1`,
+      [row.id, reason],
+    );
+    await this.oauth.revokeForInstall(manager, row.id);
+    await this.events.record(manager, {
+      type: INSTALL_EVENTS.removed,
+      payload: { app_id: row.app_id, data: { install_id: row.id, user_id: row.user_id, package_id: row.package_id, reason } },
+    });
+    const [updated]: InstallRow[] = await manager.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE i.id = $1`, [row.id]);
+    return updated;
+  }
+
+  /** Every active install of a user, for areas that end them (soul deletion). */
+  async activeFor(manager: EntityManager, userId: string): Promise<InstallRow[]> {
+    return manager.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE i.user_id = $1 AND i.status = 'active' FOR UPDATE OF i`, [userId]);
+  }
+
+  private async ownedForUpdate(manager: EntityManager, userId: string, installId: string): Promise<InstallRow> {
+    const [row]: InstallRow[] = isId(installId, 'inst')
+      ? await manager.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE i.id = $1 AND i.user_id = $2 FOR UPDATE OF i`, [installId, userId])
+      : [];
+    if (!row) throw new ApiError('NOT_FOUND', `No install ${installId}`);
+    return row;
+  }
+}

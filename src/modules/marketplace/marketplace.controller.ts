@@ -1,0 +1,48 @@
+import { Body, Controller, Delete, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
+import { UserApi } from '../auth/user-auth.guard';
+import { CatalogQueryDto, CreateInstallDto } from './dto/marketplace.dto';
+import { InstallsService } from './installs.service';
+import { MarketplaceService } from './marketplace.service';
+
+@ApiTags('marketplace')
+@UserApi()
+@Controller('v1')
+export class MarketplaceController {
+  constructor(
+    private readonly marketplace: MarketplaceService,
+    private readonly installs: InstallsService,
+  ) {}
+
+  @Get('marketplace/packages')
+  @ApiOperation({ summary: 'Published packages: text search, tier and capability type filters, paginated' })
+  search(@Query() query: CatalogQueryDto) {
+    return this.marketplace.search(query);
+  }
+
+  @Get('marketplace/packages/:slug')
+  bySlug(@Param('slug') slug: string) {
+    return this.marketplace.bySlug(slug);
+  }
+
+  @Post('installs')
+  @ApiOperation({ summary: 'Install a published package (201); an existing install is answered with 200' })
+  async install(@CurrentUser() user: AuthenticatedUser, @Body() body: CreateInstallDto, @Res({ passthrough: true }) reply: FastifyReply) {
+    const { created, install } = await this.installs.install(user.id, body.package_id, body.scopes);
+    void reply.status(created ? 201 : 200);
+    return install;
+  }
+
+  @Get('installs')
+  list(@CurrentUser() user: AuthenticatedUser) {
+    return this.installs.list(user.id);
+  }
+
+  @Delete('installs/:install_id')
+  @ApiOperation({ summary: 'Uninstall; the provider receives install.removed' })
+  uninstall(@CurrentUser() user: AuthenticatedUser, @Param('install_id') installId: string) {
+    return this.installs.uninstall(user.id, installId);
+  }
+}

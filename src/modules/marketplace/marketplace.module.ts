@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { ProvidersModule } from '../providers/providers.module';
+import { InstallsPersonalData } from './installs.personal-data';
+import { InstallsService } from './installs.service';
+import { MarketplaceController } from './marketplace.controller';
+import { MarketplaceService } from './marketplace.service';
+
+/** Discovery of published packages and the user's installs. */
+@Module({
+  imports: [ProvidersModule],
+  controllers: [MarketplaceController],
+  providers: [MarketplaceService, InstallsService, InstallsPersonalData],
+  exports: [MarketplaceService, InstallsService],
+})
+export class MarketplaceModule {}

@@ -1,0 +1,44 @@
+import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { OperatorGuard } from '../../common/auth/operator.guard';
+import { RejectDto, SuspendDto } from './dto/package.dto';
+import { VersionLifecycle } from './version-lifecycle.service';
+
+@ApiTags('operator')
+@ApiBearerAuth()
+@UseGuards(OperatorGuard)
+@Controller('v1/operator')
+export class OperatorPackagesController {
+  constructor(private readonly lifecycle: VersionLifecycle) {}
+
+  @Get('reviews')
+  @ApiOperation({ summary: 'Versions waiting for manual review, oldest first' })
+  reviews() {
+    return this.lifecycle.reviewQueue();
+  }
+
+  @Post('packages/:package_id/versions/:version_id/approve')
+  @HttpCode(200)
+  approve(@Param('package_id') packageId: string, @Param('version_id') versionId: string) {
+    return this.lifecycle.approve(packageId, versionId);
+  }
+
+  @Post('packages/:package_id/versions/:version_id/reject')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Reject: the version returns to draft with the reason visible to the provider' })
+  reject(@Param('package_id') packageId: string, @Param('version_id') versionId: string, @Body() body: RejectDto) {
+    return this.lifecycle.reject(packageId, versionId, body.reason);
+  }
+
+  @Post('packages/:package_id/suspend')
+  @HttpCode(200)
+  suspend(@Param('package_id') packageId: string, @Body() body: SuspendDto) {
+    return this.lifecycle.suspend(packageId, body);
+  }
+
+  @Post('packages/:package_id/reinstate')
+  @HttpCode(200)
+  reinstate(@Param('package_id') packageId: string) {
+    return this.lifecycle.reinstate(packageId);
+  }
+}

@@ -1,0 +1,79 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { PlatformRoute } from '../providers/auth/platform-auth.guard';
+import { PlatformPrincipal, Principal } from '../providers/auth/platform-principal';
+import { CreatePackageDto, CreateVersionDto } from './dto/package.dto';
+import { PackagesService } from './packages.service';
+import { VersionLifecycle } from './version-lifecycle.service';
+
+@ApiTags('provider packages')
+@Controller('v1/providers/packages')
+export class PackagesController {
+  constructor(
+    private readonly packages: PackagesService,
+    private readonly lifecycle: VersionLifecycle,
+  ) {}
+
+  @Post()
+  @PlatformRoute({ scope: 'packages:write' })
+  @ApiOperation({ summary: 'Step 4: create a package and its first version' })
+  create(@Principal() principal: PlatformPrincipal, @Body() body: CreatePackageDto) {
+    return this.packages.create(principal, body);
+  }
+
+  @Get()
+  @PlatformRoute({ scope: 'packages:read' })
+  list(@Principal() principal: PlatformPrincipal) {
+    return this.packages.list(principal);
+  }
+
+  @Get(':package_id')
+  @PlatformRoute({ scope: 'packages:read' })
+  get(@Principal() principal: PlatformPrincipal, @Param('package_id') packageId: string) {
+    return this.packages.get(principal, packageId);
+  }
+
+  @Post(':package_id/versions')
+  @PlatformRoute({ scope: 'packages:write' })
+  @ApiOperation({ summary: 'Add a version; its number must be greater than the last' })
+  addVersion(@Principal() principal: PlatformPrincipal, @Param('package_id') packageId: string, @Body() body: CreateVersionDto) {
+    return this.packages.addVersion(principal, packageId, body);
+  }
+
+  @Post(':package_id/versions/:version_id/validate')
+  @HttpCode(200)
+  @PlatformRoute({ scope: 'packages:write' })
+  @ApiQuery({ name: 'full', required: false, description: 'true: all six dimensions against the runtime, as a queued run (202)' })
+  @ApiOperation({
+    summary: 'Step 5: conformance. Local (schema, contracts, documentation) answers the result; ?full=true queues a full run',
+  })
+  async validate(
+    @Principal() principal: PlatformPrincipal,
+    @Param('package_id') packageId: string,
+    @Param('version_id') versionId: string,
+    @Query('full') full: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const outcome = await this.lifecycle.validate(principal, packageId, versionId, full === 'true' || full === '1');
+    if (!outcome.accepted) return outcome.result;
+    void reply.status(202).header('Location', `/v1/providers/conformance/${outcome.run.id}`);
+    return outcome.run;
+  }
+
+  @Post('manage/:package_id/versions/:version_id/submit')
+  @HttpCode(200)
+  @PlatformRoute({ scope: 'packages:write' })
+  @ApiOperation({ summary: 'Step 6: submit; runs all six dimensions (reusing a fresh full run) and enforces the gate' })
+  submit(@Principal() principal: PlatformPrincipal, @Param('package_id') packageId: string, @Param('version_id') versionId: string) {
+    return this.lifecycle.submit(principal, packageId, versionId);
+  }
+
+  @Post('manage/:package_id/versions/:version_id/publish')
+  @HttpCode(200)
+  @PlatformRoute({ scope: 'packages:write' })
+  @ApiOperation({ summary: 'Step 7: publish an approved or automatically listed version to the catalog' })
+  publish(@Principal() principal: PlatformPrincipal, @Param('package_id') packageId: string, @Param('version_id') versionId: string) {
+    return this.lifecycle.publish(principal, packageId, versionId);
+  }
+}

@@ -1,0 +1,271 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { ProblemError } from '../../common/errors/problem-error';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { ConformanceReport, ConformanceRunner } from '../conformance/conformance-runner';
+import { ConformanceRuns, RunRow, toRunDto } from '../conformance/conformance-runs.service';
+import { ConformanceQueue } from '../conformance/conformance.queue';
+import { DomainEvents } from '../events/domain-events';
+import { PlatformPrincipal } from '../providers/auth/platform-principal';
+import { PackageRow, PackagesService, toPackageDto, toVersionDto, VersionRow } from './packages.service';
+import { assertMove } from './version-states';
+
+export const PASSING_SCORE = 80;
+export const DIMENSION_FLOOR = 5;
+/** A full run this recent is reused by submission instead of calling the runtime again. */
+const FRESH_RUN_SECONDS = 15 * 60;
+
+export const PACKAGE_EVENTS = {
+  submitted: 'package.submitted',
+  published: 'package.published',
+  suspended: 'package.suspended',
+} as const;
+
+/**
+ * Onboarding steps five to seven and what follows: validation, submission
+ * (with the conformance gate), review, publication, suspension and reinstatement.
+ * Every state move is checked (version-states.ts) and records its domain event
+ * in the same transaction.
+ */
+@Injectable()
+export class VersionLifecycle {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly packages: PackagesService,
+    private readonly runner: ConformanceRunner,
+    private readonly runs: ConformanceRuns,
+    private readonly queue: ConformanceQueue,
+    private readonly events: DomainEvents,
+  ) {}
+
+  /** Local validation (schema, contracts, documentation) now, or a queued full run of all six. */
+  async validate(principal: PlatformPrincipal, packageId: string, versionId: string, full: boolean) {
+    const pkg = await this.packages.owned(principal, packageId);
+    const version = await this.packages.version(pkg.id, versionId);
+    const target = { packageId: pkg.id, versionId: version.id, developerId: pkg.developer_id, appId: pkg.app_id };
+    if (full) {
+      const run = await this.runs.queue(target);
+      await this.queue.enqueue({
+        confId: run.id,
+        runtimeUrl: pkg.runtime_url,
+        riskTier: pkg.risk_tier,
+        capabilities: version.capabilities,
+      });
+      return { accepted: true as const, run: toRunDto(run) };
+    }
+    const report = await this.runner.run({
+      runtimeUrl: pkg.runtime_url,
+      riskTier: pkg.risk_tier,
+      capabilities: version.capabilities,
+      full: false,
+    });
+    const run = await this.runs.recordCompleted(target, report);
+    return {
+      accepted: false as const,
+      result: { id: run.id, score: report.score, passed: report.passed, full: false, dimensions: report.dimensions },
+    };
+  }
+
+  async submit(principal: PlatformPrincipal, packageId: string, versionId: string) {
+    const pkg = await this.packages.owned(principal, packageId);
+    this.refuseSuspended(pkg);
+    const version = await this.packages.version(pkg.id, versionId);
+    assertMove('submit', version.state, version.id);
+
+    const fresh = await this.runs.freshFullRun(version.id, FRESH_RUN_SECONDS);
+    const run = fresh ?? (await this.fullRunNow(pkg, version));
+    this.enforceGate(run);
+
+    const manual = this.needsManualReview(pkg, version);
+    return this.dataSource.transaction(async (manager) => {
+      const current = await this.packages.version(pkg.id, version.id, manager, true);
+      assertMove('submit', current.state, current.id);
+      const [developer]: Array<{ email: string }> = await manager.query(`SELECT email FROM developers WHERE id = $1`, [pkg.developer_id]);
+      const [[updated]]: [VersionRow[], number] = await manager.query(
+        `UPDATE package_versions SET state = $2, submitted_at = now(), submitted_by = $3, review_reason = NULL, updated_at = now()
+          WHERE id = $1 RETURNING id, package_id, version, capabilities, state, review_reason, submitted_at, published_at, created_at`,
+        [version.id, manual ? 'in_review' : 'approved', developer.email],
+      );
+      await manager.query(`UPDATE packages SET last_activity_at = now() WHERE id = $1`, [pkg.id]);
+      await this.events.record(manager, {
+        type: PACKAGE_EVENTS.submitted,
+        payload: {
+          app_id: pkg.app_id,
+          data: {
+            package_id: pkg.id,
+            version_id: version.id,
+            version: version.version,
+            name: pkg.name,
+            risk_tier: pkg.risk_tier,
+            submitted_by: developer.email,
+          },
+        },
+      });
+      return { version: toVersionDto(updated), review: manual ? 'manual' : 'automatic', conformance: toRunDto(run) };
+    });
+  }
+
+  async approve(packageId: string, versionId: string) {
+    return this.move(packageId, versionId, 'approve', `state = 'approved', decided_at = now(), review_reason = NULL`);
+  }
+
+  async reject(packageId: string, versionId: string, reason: string) {
+    return this.move(packageId, versionId, 'reject', `state = 'draft', decided_at = now(), review_reason = $3`, [reason]);
+  }
+
+  async publish(principal: PlatformPrincipal, packageId: string, versionId: string) {
+    const pkg = await this.packages.owned(principal, packageId);
+    this.refuseSuspended(pkg);
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT id FROM packages WHERE id = $1 FOR UPDATE`, [pkg.id]);
+      const version = await this.packages.version(pkg.id, versionId, manager, true);
+      assertMove('publish', version.state, version.id);
+      await manager.query(
+        `UPDATE package_versions SET state = 'superseded', updated_at = now() WHERE package_id = $1 AND state = 'published'`,
+        [pkg.id],
+      );
+      const [[published]]: [VersionRow[], number] = await manager.query(
+        `UPDATE package_versions SET state = 'published', published_at = now(), updated_at = now() WHERE id = $1
+         RETURNING id, package_id, version, capabilities, state, review_reason, submitted_at, published_at, created_at`,
+        [version.id],
+      );
+      const [[row]]: [PackageRow[], number] = await manager.query(
+        `UPDATE packages SET published_version_id = $2, last_activity_at = now(), updated_at = now() WHERE id = $1
+         RETURNING id, app_id, developer_id, name, slug, description, risk_tier, runtime_url, latest_version_id, published_version_id, suspended_at, suspension, created_at, updated_at`,
+        [pkg.id, version.id],
+      );
+      const catalogUrl = `${this.config.publicBaseUrl}/v1/marketplace/packages/${pkg.slug}`;
+      await this.events.record(manager, {
+        type: PACKAGE_EVENTS.published,
+        payload: {
+          app_id: pkg.app_id,
+          data: { package_id: pkg.id, version_id: version.id, version: version.version, name: pkg.name, catalog_url: catalogUrl },
+        },
+      });
+      return { ...toPackageDto(row), version: toVersionDto(published), catalogUrl };
+    });
+  }
+
+  /** Suspends a package (operator, inactivity or sustained health check failures). */
+  async suspend(packageId: string, suspension: { reason: string; message: string; remediation: string }, manager?: EntityManager) {
+    const work = async (m: EntityManager) => {
+      const [[row]]: [PackageRow[], number] = await m.query(
+        `UPDATE packages SET suspended_at = now(), suspension = $2, updated_at = now() WHERE id = $1 AND suspended_at IS NULL
+         RETURNING id, app_id, developer_id, name, slug, description, risk_tier, runtime_url, latest_version_id, published_version_id, suspended_at, suspension, created_at, updated_at`,
+        [packageId, JSON.stringify(suspension)],
+      );
+      if (!row) {
+        const [exists]: Array<{ suspended: boolean }> = await m.query(
+          `SELECT suspended_at IS NOT NULL AS suspended FROM packages WHERE id = $1`,
+          [packageId],
+        );
+        if (!exists) throw new ProblemError('not_found', `No package ${packageId}`);
+        throw new ProblemError('conflict', `Package ${packageId} is already suspended`);
+      }
+      await this.events.record(m, {
+        type: PACKAGE_EVENTS.suspended,
+        payload: {
+          app_id: row.app_id,
+          data: {
+            package_id: row.id,
+            reason: suspension.reason,
+            message: suspension.message,
+            suspended_at: row.suspended_at!.toISOString(),
+            remediation: suspension.remediation,
+          },
+        },
+      });
+      return toPackageDto(row);
+    };
+    return manager ? work(manager) : this.dataSource.transaction(work);
+  }
+
+  async reinstate(packageId: string) {
+    const [[row]]: [PackageRow[], number] = await this.dataSource.query(
+      `UPDATE packages SET suspended_at = NULL, suspension = NULL, last_activity_at = now(), updated_at = now() WHERE id = $1 AND suspended_at IS NOT NULL
+       RETURNING id, app_id, developer_id, name, slug, description, risk_tier, runtime_url, latest_version_id, published_version_id, suspended_at, suspension, created_at, updated_at`,
+      [packageId],
+    );
+    if (!row) throw new ProblemError('conflict', `Package ${packageId} is not suspended (or does not exist)`);
+    return toPackageDto(row);
+  }
+
+  async reviewQueue() {
+    const rows: Array<VersionRow & { name: string; slug: string; risk_tier: string; app_id: string; submitted_by: string }> =
+      await this.dataSource.query(
+        `SELECT v.id, v.package_id, v.version, v.capabilities, v.state, v.review_reason, v.submitted_at, v.published_at, v.created_at, v.submitted_by,
+              p.name, p.slug, p.risk_tier, p.app_id
+         FROM package_versions v JOIN packages p ON p.id = v.package_id
+        WHERE v.state = 'in_review' ORDER BY v.submitted_at, v.id`,
+      );
+    return {
+      reviews: rows.map((r) => ({
+        ...toVersionDto(r),
+        package: { id: r.package_id, name: r.name, slug: r.slug, riskTier: r.risk_tier, appId: r.app_id },
+        submittedBy: r.submitted_by,
+      })),
+    };
+  }
+
+  /**
+   * Policy for automatic listing: only `data_only` packages, and only when no
+   * capability can change anything (no `action` mode). Everything else is reviewed by a person.
+   */
+  private needsManualReview(pkg: PackageRow, version: VersionRow): boolean {
+    return pkg.risk_tier !== 'data_only' || version.capabilities.some((c) => c.type === 'action');
+  }
+
+  private async fullRunNow(pkg: PackageRow, version: VersionRow): Promise<RunRow> {
+    const report: ConformanceReport = await this.runner.run({
+      runtimeUrl: pkg.runtime_url,
+      riskTier: pkg.risk_tier,
+      capabilities: version.capabilities,
+      full: true,
+    });
+    return this.runs.recordCompleted(
+      { packageId: pkg.id, versionId: version.id, developerId: pkg.developer_id, appId: pkg.app_id },
+      report,
+    );
+  }
+
+  private enforceGate(run: RunRow): void {
+    const extras = { conformance_id: run.id, score: run.score, dimensions: run.dimensions };
+    if ((run.score ?? 0) < PASSING_SCORE) {
+      throw new ProblemError(
+        'conformance_failed',
+        `The conformance score is ${run.score}/100; at least ${PASSING_SCORE} is needed to submit`,
+        extras,
+      );
+    }
+    // Only dimensions that ran count (a local run leaves three unrun); submission always uses a full run.
+    const low = Object.entries(run.dimensions ?? {}).filter(([, d]) => d.ran !== false && d.score < DIMENSION_FLOOR);
+    if (low.length > 0) {
+      throw new ProblemError(
+        'dimension_below_threshold',
+        `Dimension ${low.map(([k, d]) => `${k} (${d.score})`).join(', ')} scored below ${DIMENSION_FLOOR}, which blocks submission even with an aggregate of ${run.score}`,
+        { ...extras, dimension: low[0][0] },
+      );
+    }
+  }
+
+  private refuseSuspended(pkg: PackageRow): void {
+    if (pkg.suspended_at)
+      throw new ProblemError('account_suspended', `Package ${pkg.id} is suspended; contact support to request reinstatement`);
+  }
+
+  private async move(packageId: string, versionId: string, move: 'approve' | 'reject', set: string, extra: unknown[] = []) {
+    return this.dataSource.transaction(async (manager) => {
+      const version = await this.packages.version(packageId, versionId, manager, true);
+      assertMove(move, version.state, version.id);
+      const [[updated]]: [VersionRow[], number] = await manager.query(
+        `UPDATE package_versions SET ${set}, updated_at = now() WHERE id = $1 AND package_id = $2
+         RETURNING id, package_id, version, capabilities, state, review_reason, submitted_at, published_at, created_at`,
+        [versionId, packageId, ...extra],
+      );
+      return toVersionDto(updated);
+    });
+  }
+}

@@ -1,0 +1,299 @@
+import { createHmac } from 'node:crypto';
+import { ConformanceModule } from '../../src/modules/conformance/conformance.module';
+import { ConformanceInput, ConformanceRunner } from '../../src/modules/conformance/conformance-runner';
+import { ConformanceReport, DIMENSIONS, submissionFault } from '../../src/modules/conformance/conformance-report';
+import { normaliseCapabilities } from '../../src/modules/packages/descriptor-normalizer';
+import { TestEnvironment } from '../support/harness';
+import { LEAKED_AWS_KEY_ID, ProviderRuntime, RecordedRequest, RUNTIME_WEBHOOK_SECRET } from '../support/provider-runtime';
+import { assertTestCaTrusted } from '../support/test-ca';
+
+const ID = (prefix: string) => new RegExp(`^${prefix}_[0-9A-Za-z]{22}$`);
+const TOKEN = /^Bearer (conformance_[A-Za-z0-9_-]{32})$/;
+
+function check(report: ConformanceReport, id: string) {
+  const found = DIMENSIONS.flatMap((k) => report.dimensions[k].checks).find((c) => c.id === id);
+  if (!found) throw new Error(`no check ${id} in ${JSON.stringify(report)}`);
+  return found;
+}
+
+function failing(report: ConformanceReport): string[] {
+  return DIMENSIONS.flatMap((k) => report.dimensions[k].checks)
+    .filter((c) => !c.passed)
+    .map((c) => c.id);
+}
+
+describe('conformance suite against a real HTTPS provider runtime', () => {
+  let env: TestEnvironment;
+  let runner: ConformanceRunner;
+  let runtime: ProviderRuntime;
+  let input: (overrides?: Partial<ConformanceInput>) => ConformanceInput;
+
+  beforeAll(async () => {
+    assertTestCaTrusted();
+    env = await TestEnvironment.create();
+    const { app } = await env.startApi({ imports: [ConformanceModule] });
+    runner = app.get(ConformanceRunner);
+    runtime = await ProviderRuntime.start();
+    const capabilities = normaliseCapabilities(runtime.capabilities);
+    input = (overrides = {}) => ({
+      runtimeUrl: runtime.url,
+      riskTier: 'action_capable',
+      capabilities,
+      full: true,
+      webhookSecret: RUNTIME_WEBHOOK_SECRET,
+      ...overrides,
+    });
+  });
+  afterEach(async () => {
+    await runtime.behave('conforming');
+    runtime.clearRequests();
+  });
+  afterAll(async () => {
+    await runtime?.close();
+    await env?.close();
+  });
+
+  it('scores a conforming runtime 100 in a full run of all six dimensions and passes it', async () => {
+    const report = await runner.run(input());
+    expect(failing(report)).toEqual([]);
+    expect(report).toMatchObject({ score: 100, passed: true, full: true });
+    for (const key of DIMENSIONS) expect(report.dimensions[key]).toMatchObject({ ran: true, score: report.dimensions[key].max });
+    expect(submissionFault(report)).toBeNull();
+  });
+
+  it('validates locally (schema, contracts, documentation) without calling the runtime', async () => {
+    const report = await runner.run(input({ full: false }));
+    expect(report).toMatchObject({ score: 100, passed: true, full: false });
+    expect(runtime.requests).toEqual([]);
+  });
+
+  it('sends a state call with the exact headers and body of the runtime contract', async () => {
+    await runner.run(input());
+    const [call] = runtime.requestsTo('/capabilities/balance/execute');
+    expect(call.method).toBe('POST');
+    expect(call.headers).toMatchObject({
+      authorization: expect.stringMatching(TOKEN),
+      'x-service-request-id': expect.stringMatching(ID('req')),
+      'x-service-user-id': expect.stringMatching(ID('usr')),
+      'content-type': 'application/json',
+      accept: 'application/json',
+    });
+    expect(call.headers['x-service-idempotency-key']).toBeUndefined();
+    expect(call.body).toEqual({
+      capability: 'balance',
+      mode: 'state',
+      params: { account: 'checking' },
+      context: {
+        userId: call.headers['x-service-user-id'],
+        installId: expect.stringMatching(ID('inst')),
+        locale: 'en-US',
+        timezone: 'UTC',
+      },
+    });
+  });
+
+  it('sends an action call with an idempotency key and the confirmation context, and no user header', async () => {
+    await runner.run(input());
+    const [call] = runtime.requestsTo('/capabilities/transfer/execute');
+    expect(call.headers).toMatchObject({
+      authorization: expect.stringMatching(TOKEN),
+      'x-service-request-id': expect.stringMatching(ID('req')),
+      'x-service-idempotency-key': expect.stringMatching(ID('idem')),
+    });
+    expect(call.headers['x-service-user-id']).toBeUndefined();
+    expect(call.body).toEqual({
+      capability: 'transfer',
+      mode: 'action',
+      input: { toAccount: 'DE89370400440532013000', amount: 25, currency: 'EUR', reference: 'Dinner' },
+      context: { userId: expect.stringMatching(ID('usr')), confirmationId: expect.stringMatching(ID('act')) },
+    });
+  });
+
+  it('reuses the idempotency key with a different input and expects 409 CONFLICT', async () => {
+    const report = await runner.run(input());
+    const calls = runtime.requestsTo('/capabilities/transfer/execute');
+    const first = calls[0];
+    const conflict = calls.find(
+      (c) => c !== first && c.headers['x-service-idempotency-key'] === first.headers['x-service-idempotency-key'],
+    ) as RecordedRequest;
+    expect((conflict.body as { input: unknown }).input).not.toEqual((first.body as { input: unknown }).input);
+    expect(check(report, 'error_handling.idempotency_conflict')).toMatchObject({ passed: true, points: 3 });
+  });
+
+  it('pages history with limit, direction and then the opaque cursor the runtime returned', async () => {
+    await runner.run(input());
+    const [first, second] = runtime.requestsTo('/capabilities/transactions/execute');
+    expect(first.headers['x-service-user-id']).toBeUndefined();
+    expect(first.headers['x-service-idempotency-key']).toBeUndefined();
+    expect(first.body).toEqual({
+      capability: 'transactions',
+      mode: 'history',
+      params: { account: 'checking', limit: 10, direction: 'backward' },
+      context: { userId: expect.stringMatching(ID('usr')), installId: expect.stringMatching(ID('inst')), locale: 'en-US', timezone: 'UTC' },
+    });
+    expect((second.body as { params: Record<string, unknown> }).params).toEqual({
+      account: 'checking',
+      limit: 10,
+      direction: 'backward',
+      cursor: expect.any(String),
+    });
+  });
+
+  it('opens the realtime stream with Accept: text/event-stream and never calls a webhook-mode capability', async () => {
+    const report = await runner.run(input());
+    const [stream] = runtime.requestsTo('/capabilities/ticker/stream');
+    expect(stream.method).toBe('GET');
+    expect(stream.headers).toMatchObject({
+      accept: 'text/event-stream',
+      authorization: expect.stringMatching(TOKEN),
+      'x-service-request-id': expect.stringMatching(ID('req')),
+    });
+    expect(check(report, 'contracts.realtime_stream')).toMatchObject({ passed: true });
+    expect(runtime.requestsTo('/capabilities/meeting_updates')).toEqual([]);
+  });
+
+  it('uses one fresh bearer token per run and a new request id per call', async () => {
+    await runner.run(input());
+    const tokens = new Set(
+      runtime
+        .requestsTo('/capabilities/')
+        .map((r) => r.headers.authorization)
+        .filter(Boolean),
+    );
+    const ids = runtime.requestsTo('/capabilities/').map((r) => r.headers['x-service-request-id']);
+    expect(tokens.size).toBe(1);
+    expect(new Set(ids).size).toBe(ids.length);
+    runtime.clearRequests();
+    await runner.run(input());
+    const [next] = runtime.requestsTo('/capabilities/balance/execute');
+    expect(tokens.has(next.headers.authorization as string)).toBe(false);
+  });
+
+  it('probes the webhook receiver with unsigned, unprefixed, wrongly signed and correctly signed deliveries', async () => {
+    const report = await runner.run(input());
+    const deliveries = runtime.requestsTo('/webhooks');
+    expect(deliveries).toHaveLength(4);
+    const digest = createHmac('sha256', RUNTIME_WEBHOOK_SECRET).update(deliveries[0].rawBody).digest('hex');
+    const signatures = deliveries.map((d) => d.headers['x-service-signature']);
+    expect(signatures).toEqual(expect.arrayContaining([undefined, digest, `sha256=${digest}`]));
+    expect(signatures.filter((s) => typeof s === 'string' && s.startsWith('sha256=') && s !== `sha256=${digest}`)).toHaveLength(1);
+    expect(deliveries[0].body).toMatchObject({
+      id: expect.stringMatching(ID('evt')),
+      type: 'capability.invoked',
+      data: expect.any(Object),
+    });
+    expect(check(report, 'error_handling.webhook_signature')).toMatchObject({ passed: true, points: 4 });
+  });
+
+  it('skips the webhook receiver probe when the app has no webhook secret', async () => {
+    const report = await runner.run(input({ webhookSecret: undefined }));
+    expect(runtime.requestsTo('/webhooks')).toEqual([]);
+    expect(check(report, 'error_handling.webhook_signature')).toMatchObject({
+      max: 0,
+      detail: 'not applicable: the app has no webhook secret',
+    });
+    expect(report.dimensions.error_handling.score).toBe(15);
+  });
+
+  it('lowers performance, and only performance, for a slow runtime', async () => {
+    runtime.slowDelayMs = 2_000;
+    await runtime.behave('slow');
+    const report = await runner.run(input());
+    expect(failing(report)).toEqual(['performance.p95_latency']);
+    expect(check(report, 'performance.p95_latency').detail).toMatch(/^p95 2\d{3} ms over 10 state\/history calls/);
+    expect(report.dimensions.performance.score).toBeLessThan(15);
+    expect(report.passed).toBe(true);
+  }, 60_000);
+
+  it('blocks a runtime that leaks credentials: security below 5, not passed although the aggregate is 80 or more', async () => {
+    await runtime.behave('leaks_secrets');
+    const report = await runner.run(input());
+    expect(failing(report)).toEqual(['security.no_credentials']);
+    expect(report.score).toBeGreaterThanOrEqual(80);
+    expect(report.dimensions.security.score).toBeLessThan(5);
+    expect(report.passed).toBe(false);
+    expect(submissionFault(report)).toBe('dimension_below_threshold');
+    const { detail } = check(report, 'security.no_credentials');
+    expect(detail).toContain('balance execute: response contains the bearer token the service sent, an AWS access key id');
+    expect(detail).not.toContain(LEAKED_AWS_KEY_ID);
+    expect(detail).not.toContain('conformance_');
+  });
+
+  it('fails contracts (and the latency of unusable answers) for a runtime with the wrong success envelopes', async () => {
+    await runtime.behave('wrong_envelope');
+    const report = await runner.run(input());
+    expect(failing(report)).toEqual([
+      'contracts.execute',
+      'contracts.response_schema',
+      'contracts.history_pagination',
+      'performance.p95_latency',
+    ]);
+    expect(check(report, 'contracts.execute').detail).toContain(
+      'balance (state): answered 200 but not with the success envelope: status is undefined',
+    );
+    expect(report).toMatchObject({ passed: false });
+    expect(report.score).toBeLessThan(80);
+    expect(submissionFault(report)).toBe('conformance_failed');
+  });
+
+  it('lowers error handling for a runtime that accepts invalid params', async () => {
+    await runtime.behave('no_invalid_params');
+    const report = await runner.run(input());
+    expect(failing(report)).toEqual(['error_handling.invalid_params']);
+    expect(check(report, 'error_handling.invalid_params').detail).toContain('balance with a wrong "account": answered 200');
+    const invalid = runtime
+      .requestsTo('/capabilities/transactions/execute')
+      .find((r) => (r.body as { params: { limit: unknown } }).params.limit === 'ten');
+    expect((invalid?.body as { params: Record<string, unknown> }).params).toMatchObject({ __invalid__: true });
+    expect(report.dimensions.error_handling.score).toBe(10);
+  });
+
+  it('lowers security and error handling for a runtime that checks neither bearer tokens nor webhook signatures', async () => {
+    await runtime.behave('no_auth_check');
+    const report = await runner.run(input());
+    expect(failing(report)).toEqual(['error_handling.webhook_signature', 'security.auth_required']);
+    const unauthenticated = runtime.requestsTo('/capabilities/').filter((r) => r.headers.authorization === undefined);
+    expect(unauthenticated).toHaveLength(1);
+    expect(check(report, 'security.auth_required').detail).toContain('(no Authorization): answered 200');
+  });
+
+  it('fails the size check, and the answers it cut off, for responses over 256 KB', async () => {
+    await runtime.behave('oversized');
+    const report = await runner.run(input());
+    expect(failing(report)).toEqual(expect.arrayContaining(['contracts.execute', 'performance.response_size', 'performance.p95_latency']));
+    expect(check(report, 'performance.response_size').detail).toMatch(/^balance execute: response larger than 256 KB/);
+    expect(check(report, 'contracts.execute').detail).toBe('balance (state): response larger than 256 KB');
+  });
+
+  it('fails contracts with an explanatory detail, not an exception, when the runtime is down', async () => {
+    await runtime.behave('down');
+    const report = await runner.run(input());
+    expect(check(report, 'contracts.execute')).toMatchObject({
+      passed: false,
+      points: 0,
+      detail: expect.stringContaining('runtime_unavailable'),
+    });
+    expect(check(report, 'contracts.realtime_stream').detail).toContain('runtime_unavailable');
+    expect(report.dimensions.contracts.score).toBeLessThan(report.dimensions.contracts.max);
+    expect(report.passed).toBe(false);
+    expect(submissionFault(report)).toBe('conformance_failed');
+    // Local validation of the same package still passes: submission can fail after local validation passed.
+    expect((await runner.run(input({ full: false }))).passed).toBe(true);
+  });
+
+  it('fails the TLS check for a runtime whose certificate no trusted CA signed', async () => {
+    const untrusted = await ProviderRuntime.start({ certificate: 'untrusted' });
+    try {
+      const report = await runner.run(input({ runtimeUrl: untrusted.url }));
+      expect(check(report, 'security.tls')).toMatchObject({
+        passed: false,
+        detail: expect.stringContaining('is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT'),
+      });
+      expect(report.dimensions.security.score).toBe(0);
+      expect(report.passed).toBe(false);
+      expect(untrusted.requests).toEqual([]);
+    } finally {
+      await untrusted.close();
+    }
+  });
+});
