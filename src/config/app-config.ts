@@ -17,6 +17,8 @@ export interface AppConfig {
   idp: { projectId: string | undefined; jwksUrl: string; issuer: string; audience: string; jwksCooldownMs: number };
   /** Lifetime of provider platform access tokens (developer console and app tokens); 3600 by the spec. */
   platformTokenTtlSeconds: number;
+  /** Published packages with no activity (versions, installs, executions) for this many days are suspended. */
+  packageInactivityDays: number;
   /** Unauthenticated calls (logins, account creation) per client address per minute. */
   anonymousPerMinute: number;
   /** Provider platform limits per app: the standard sustained tier and the burst window. */
@@ -174,6 +176,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       jwksCooldownMs: int('IDP_JWKS_COOLDOWN_SECONDS', 30, 0, 3600) * 1000,
     },
     platformTokenTtlSeconds: int('PLATFORM_TOKEN_TTL_SECONDS', 3600, 1, 86_400),
+    packageInactivityDays: int('PACKAGE_INACTIVITY_DAYS', 180, 1, 3650),
     anonymousPerMinute: int('ANONYMOUS_RATE_LIMIT_PER_MINUTE', 60, 1, 1_000_000),
     platformLimits: {
       perMinute: int('PLATFORM_RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),

@@ -1,10 +1,12 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { RetentionService } from '../../src/modules/system/retention.service';
 import { IDP_PROJECT, TestIdentityProvider } from '../support/identity-provider';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
-import { appToken, onboardDeveloper, registerApp } from '../support/providers';
+import { Issuer, errors as oidcErrors, generators } from 'openid-client';
+import { appToken, onboardDeveloper, RegisteredApp, registerApp } from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
 import { login, LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
@@ -23,8 +25,10 @@ describe('package lifecycle: conformance, submission, review, publication, marke
   let runtime: ProviderRuntime;
   let url: string;
   let dataSource: DataSource;
+  let retention: RetentionService;
   let auth: { authorization: string };
   let appId: string;
+  let app: RegisteredApp;
   let user: LoggedInUser;
   let slugs = 0;
 
@@ -36,9 +40,10 @@ describe('package lifecycle: conformance, submission, review, publication, marke
     const api = await env.startApi();
     url = api.url;
     dataSource = api.app.get(getDataSourceToken());
+    retention = api.app.get(RetentionService);
     await env.startWorker();
     const developer = await onboardDeveloper(url, smtp, 'lifecycle@example.com');
-    const app = await registerApp(url, developer);
+    app = await registerApp(url, developer);
     appId = app.id;
     auth = { authorization: `Bearer ${await appToken(url, app)}` };
     user = await login(url, idp, { sub: 'uid-shopper', name: 'Shopper', email: 'shopper@example.com' });
@@ -286,6 +291,74 @@ describe('package lifecycle: conformance, submission, review, publication, marke
 
     await request(url).post(`/v1/operator/packages/${pkg.id}/reinstate`).set(operator).expect(200);
     await request(url).get(`/v1/marketplace/packages/${pkg.slug}`).set(user.auth).expect(200);
+  });
+
+  it('lets an app start an install from its own site with the authorization-code flow and PKCE', async () => {
+    const pkg = await createPackage('data_only', readOnlyCapabilities());
+    await submit(pkg).expect(200);
+    await publish(pkg).expect(200);
+    const verifier = generators.codeVerifier();
+    const request_ = {
+      response_type: 'code',
+      client_id: app.client_id,
+      redirect_uri: 'https://acme.example/callback',
+      package_id: pkg.id,
+      scope: 'capabilities:execute',
+      state: 'xyz',
+      code_challenge: generators.codeChallenge(verifier),
+      code_challenge_method: 'S256',
+    };
+    const consentScreen = await request(url).get('/v1/oauth/authorize').query(request_).set(user.auth).expect(200);
+    expect(consentScreen.body).toMatchObject({ package: { id: pkg.id }, scopes: ['capabilities:execute'] });
+    await request(url)
+      .post('/v1/oauth/authorize')
+      .set(user.auth)
+      .send({ ...request_, redirect_uri: 'https://evil.example/callback' })
+      .expect(400);
+
+    const consent = await request(url).post('/v1/oauth/authorize').set(user.auth).send(request_).expect(200);
+    const redirect = new URL(consent.body.redirect_to);
+    expect(`${redirect.origin}${redirect.pathname}`).toBe('https://acme.example/callback');
+    expect(redirect.searchParams.get('state')).toBe('xyz');
+    const code = redirect.searchParams.get('code')!;
+
+    const issuer = new Issuer({ issuer: url, token_endpoint: `${url}/v1/auth/token` });
+    const client = new issuer.Client({
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      token_endpoint_auth_method: 'client_secret_basic',
+    });
+    const wrongVerifier = await client
+      .grant({ grant_type: 'authorization_code', code, redirect_uri: request_.redirect_uri, code_verifier: generators.codeVerifier() })
+      .catch((e: unknown) => e);
+    expect((wrongVerifier as InstanceType<typeof oidcErrors.OPError>).error).toBe('invalid_grant');
+    const tokens = await client.grant({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: request_.redirect_uri,
+      code_verifier: verifier,
+    });
+    expect(tokens.refresh_token).toBeDefined();
+    const claims = JSON.parse(Buffer.from(tokens.access_token!.split('.')[1], 'base64url').toString());
+    expect(claims).toMatchObject({ sub: appId, uid: user.id, iid: consent.body.install_id, scope: 'capabilities:execute' });
+    const reused = await client
+      .grant({ grant_type: 'authorization_code', code, redirect_uri: request_.redirect_uri, code_verifier: verifier })
+      .catch((e: unknown) => e);
+    expect((reused as InstanceType<typeof oidcErrors.OPError>).error).toBe('invalid_grant');
+    const installs = await request(url).get('/v1/installs').set(user.auth).expect(200);
+    expect(installs.body.installs.map((i: { id: string }) => i.id)).toContain(consent.body.install_id);
+  });
+
+  it('suspends a published package after the configured period without activity', async () => {
+    const pkg = await createPackage('data_only', readOnlyCapabilities());
+    await submit(pkg).expect(200);
+    await publish(pkg).expect(200);
+    await dataSource.query(`UPDATE packages SET last_activity_at = now() - interval '181 days' WHERE id = $1`, [pkg.id]);
+    const counts = await retention.purgeExpired();
+    expect(counts.packagesSuspendedForInactivity).toBeGreaterThanOrEqual(1);
+    const [event] = await eventsOf('package.suspended', pkg.id);
+    expect(event.payload.data).toMatchObject({ reason: 'inactivity' });
+    await request(url).get(`/v1/marketplace/packages/${pkg.slug}`).set(user.auth).expect(404);
   });
 
   it('keeps the operator API behind OPERATOR_TOKEN', async () => {

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ProvidersModule } from '../providers/providers.module';
+import { Authorizations } from './authorizations.service';
+import { AuthorizeController } from './authorize.controller';
 import { InstallsPersonalData } from './installs.personal-data';
 import { InstallsService } from './installs.service';
 import { MarketplaceController } from './marketplace.controller';
@@ -8,8 +10,8 @@ import { MarketplaceService } from './marketplace.service';
 /** Discovery of published packages and the user's installs. */
 @Module({
   imports: [ProvidersModule],
-  controllers: [MarketplaceController],
-  providers: [MarketplaceService, InstallsService, InstallsPersonalData],
+  controllers: [MarketplaceController, AuthorizeController],
+  providers: [MarketplaceService, InstallsService, InstallsPersonalData, Authorizations],
   exports: [MarketplaceService, InstallsService],
 })
 export class MarketplaceModule {}

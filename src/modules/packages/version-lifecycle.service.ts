@@ -183,6 +183,26 @@ export class VersionLifecycle {
     return manager ? work(manager) : this.dataSource.transaction(work);
   }
 
+  /** Suspends published packages idle for `PACKAGE_INACTIVITY_DAYS` (retention job). Returns how many. */
+  async suspendInactive(): Promise<number> {
+    const idle: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT id FROM packages
+        WHERE suspended_at IS NULL AND published_version_id IS NOT NULL AND last_activity_at < now() - make_interval(days => $1)
+        ORDER BY last_activity_at LIMIT 500`,
+      [this.config.packageInactivityDays],
+    );
+    for (const { id } of idle) {
+      await this.suspend(id, {
+        reason: 'inactivity',
+        message: `No activity for ${this.config.packageInactivityDays} days`,
+        remediation: 'Publish a new version or contact support to request reinstatement',
+      }).catch((error: unknown) => {
+        if (!(error instanceof ProblemError && error.code === 'conflict')) throw error; // suspended meanwhile
+      });
+    }
+    return idle.length;
+  }
+
   async reinstate(packageId: string) {
     const [[row]]: [PackageRow[], number] = await this.dataSource.query(
       `UPDATE packages SET suspended_at = NULL, suspension = NULL, last_activity_at = now(), updated_at = now() WHERE id = $1 AND suspended_at IS NOT NULL

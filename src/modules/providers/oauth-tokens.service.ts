@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -141,6 +142,70 @@ export class OAuthTokens {
     };
   }
 
+  /**
+   * Stores a single-use authorization code (RFC 6749 §4.1, PKCE S256 per RFC 7636)
+   * for a user's consent to an app; only its hash is kept, for ten minutes.
+   */
+  async issueAuthorizationCode(
+    manager: EntityManager,
+    grant: { appId: string; userId: string; packageId: string; redirectUri: string; scopes: string[]; codeChallenge: string },
+  ): Promise<string> {
+    const code = newSecret('ac');
+    await manager.query(
+      `INSERT INTO oauth_authorization_codes (code_hash, app_id, user_id, package_id, redirect_uri, scopes, code_challenge, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + interval '10 minutes')`,
+      [hashToken(code), grant.appId, grant.userId, grant.packageId, grant.redirectUri, grant.scopes, grant.codeChallenge],
+    );
+    return code;
+  }
+
+  /** The authorization_code grant: redeems a code once, checking client, redirect URI and the PKCE verifier. */
+  async authorizationCode(
+    clientId: string,
+    clientSecret: string,
+    code: string,
+    redirectUri: string | undefined,
+    verifier: string | undefined,
+    viaBasic: boolean,
+  ): Promise<TokenResponse> {
+    const client = await this.authenticate(clientId, clientSecret, viaBasic);
+    if (!verifier || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) {
+      throw oauthError('invalid_grant', 'invalid_grant', 'code_verifier is required: 43 to 128 characters of [A-Za-z0-9._~-] (RFC 7636)');
+    }
+    return this.dataSource.transaction(async (manager) => {
+      const [row]: Array<{
+        app_id: string;
+        user_id: string;
+        package_id: string;
+        redirect_uri: string;
+        scopes: string[];
+        code_challenge: string;
+        used_at: Date | null;
+        expired: boolean;
+        install_id: string | null;
+      }> = await manager.query(
+        `SELECT c.app_id, c.user_id, c.package_id, c.redirect_uri, c.scopes, c.code_challenge, c.used_at, c.expires_at < now() AS expired,
+                  (SELECT i.id FROM installs i WHERE i.user_id = c.user_id AND i.package_id = c.package_id AND i.status = 'active') AS install_id
+             FROM oauth_authorization_codes c WHERE c.code_hash = $1 FOR UPDATE OF c`,
+        [hashToken(code)],
+      );
+      const fail = (why: string) => oauthError('invalid_grant', 'invalid_grant', why);
+      if (!row || row.app_id !== client.id) throw fail('The authorization code is not valid for this client');
+      if (row.used_at) throw fail('The authorization code was already used');
+      if (row.expired) throw fail('The authorization code has expired');
+      if (redirectUri !== row.redirect_uri) throw fail('redirect_uri does not match the one the code was issued for');
+      if (createHash('sha256').update(verifier).digest('base64url') !== row.code_challenge)
+        throw fail('code_verifier does not match the code_challenge');
+      if (!row.install_id) throw fail('The install this code was issued for has been removed');
+      await manager.query(`UPDATE oauth_authorization_codes SET used_at = now() WHERE code_hash = $1`, [hashToken(code)]);
+      return this.issueDelegated(
+        manager,
+        { id: client.id, developerId: client.developer_id },
+        { userId: row.user_id, installId: row.install_id, scopes: row.scopes },
+      );
+    });
+  }
+
   /** Ends every token family of an install (uninstall). */
   async revokeForInstall(manager: EntityManager, installId: string): Promise<void> {
     await manager.query(`UPDATE oauth_refresh_tokens SET revoked_at = now() WHERE install_id = $1 AND revoked_at IS NULL`, [installId]);
@@ -157,6 +222,15 @@ export class OAuthTokens {
       [newId('task'), t.familyId, t.appId, t.userId, t.installId, t.scopes, hashToken(token), t.parentId, REFRESH_TOKEN_LIFETIME_DAYS],
     );
     return token;
+  }
+
+  /** The app behind a public client id, for the consent step of the authorization-code flow. */
+  async clientByPublicId(
+    clientId: string,
+  ): Promise<{ id: string; developer_id: string; name: string; redirect_uris: string[]; scopes: string[] } | null> {
+    const [row]: Array<{ id: string; developer_id: string; name: string; redirect_uris: string[]; scopes: string[] }> =
+      await this.dataSource.query(`SELECT id, developer_id, name, redirect_uris, scopes FROM apps WHERE client_id = $1`, [clientId]);
+    return row ?? null;
   }
 
   private async authenticate(clientId: string, clientSecret: string, viaBasic: boolean): Promise<ClientRow> {

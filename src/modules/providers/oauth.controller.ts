@@ -64,11 +64,23 @@ export class OAuthController {
         if (!refreshToken) throw oauthError('missing_field', 'invalid_request', 'refresh_token is required for the refresh_token grant');
         return this.oauth.refresh(clientId, clientSecret, refreshToken, basic !== null);
       }
+      case 'authorization_code': {
+        const code = field(params, 'code');
+        if (!code) throw oauthError('missing_field', 'invalid_request', 'code is required for the authorization_code grant');
+        return this.oauth.authorizationCode(
+          clientId,
+          clientSecret,
+          code,
+          field(params, 'redirect_uri'),
+          field(params, 'code_verifier'),
+          basic !== null,
+        );
+      }
       default:
         throw oauthError(
           'unsupported_grant_type',
           'unsupported_grant_type',
-          `grant_type ${grantType} is not supported; use client_credentials or refresh_token`,
+          `grant_type ${grantType} is not supported; use client_credentials, authorization_code or refresh_token`,
         );
     }
   }

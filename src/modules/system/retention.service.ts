@@ -5,6 +5,7 @@ import { Idempotency } from '../../common/idempotency/idempotency.service';
 import { MailOutbox } from '../../infra/mail/mail-outbox';
 import { AgentsService } from '../agents/agents.service';
 import { Sessions } from '../auth/sessions.service';
+import { VersionLifecycle } from '../packages/version-lifecycle.service';
 import { ExportsService } from '../privacy/exports.service';
 
 /** How long dispatched outbox rows are kept for inspection before they are purged. */
@@ -27,6 +28,7 @@ export class RetentionService {
     private readonly exports: ExportsService,
     private readonly agents: AgentsService,
     private readonly mail: MailOutbox,
+    private readonly packages: VersionLifecycle,
   ) {}
 
   async purgeExpired(): Promise<Record<string, number>> {
@@ -36,6 +38,7 @@ export class RetentionService {
       sessionsPurged: await this.sessions.purgeEnded(),
       idempotencyKeysPurged: await this.idempotency.purgeExpired(),
       mailPurged: await this.mail.purgeDelivered(),
+      packagesSuspendedForInactivity: await this.packages.suspendInactive(),
       ...exports,
     };
     this.logger.log(counts, 'purged expired rows');

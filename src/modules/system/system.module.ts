@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
 import { AgentsModule } from '../agents/agents.module';
 import { AuthModule } from '../auth/auth.module';
+import { PackagesModule } from '../packages/packages.module';
 import { PrivacyModule } from '../privacy/privacy.module';
 import { RetentionService } from './retention.service';
 import { SystemController } from './system.controller';
 import { SystemQueue } from './system.queue';
 
 @Module({
-  imports: [AuthModule, PrivacyModule, AgentsModule],
+  imports: [AuthModule, PrivacyModule, AgentsModule, PackagesModule],
   controllers: [SystemController],
   providers: [SystemQueue, RetentionService],
   exports: [SystemQueue, RetentionService],
