@@ -9,7 +9,7 @@ import { ConformanceRuns, RunRow, toRunDto } from '../conformance/conformance-ru
 import { ConformanceQueue } from '../conformance/conformance.queue';
 import { DomainEvents } from '../events/domain-events';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
-import { PackageRow, PackagesService, toPackageDto, toVersionDto, VersionRow } from './packages.service';
+import { PACKAGE_COLUMNS, PackageRow, PackagesService, toPackageDto, toVersionDto, VERSION_COLUMNS, VersionRow } from './packages.service';
 import { assertMove } from './version-states';
 
 export const PASSING_SCORE = 80;
@@ -86,7 +86,7 @@ export class VersionLifecycle {
       const [developer]: Array<{ email: string }> = await manager.query(`SELECT email FROM developers WHERE id = $1`, [pkg.developer_id]);
       const [[updated]]: [VersionRow[], number] = await manager.query(
         `UPDATE package_versions SET state = $2, submitted_at = now(), submitted_by = $3, review_reason = NULL, updated_at = now()
-          WHERE id = $1 RETURNING id, package_id, version, capabilities, state, review_reason, submitted_at, published_at, created_at`,
+          WHERE id = $1 RETURNING ${VERSION_COLUMNS}`,
         [version.id, manual ? 'in_review' : 'approved', developer.email],
       );
       await manager.query(`UPDATE packages SET last_activity_at = now() WHERE id = $1`, [pkg.id]);
@@ -129,12 +129,12 @@ export class VersionLifecycle {
       );
       const [[published]]: [VersionRow[], number] = await manager.query(
         `UPDATE package_versions SET state = 'published', published_at = now(), updated_at = now() WHERE id = $1
-         RETURNING id, package_id, version, capabilities, state, review_reason, submitted_at, published_at, created_at`,
+         RETURNING ${VERSION_COLUMNS}`,
         [version.id],
       );
       const [[row]]: [PackageRow[], number] = await manager.query(
         `UPDATE packages SET published_version_id = $2, last_activity_at = now(), updated_at = now() WHERE id = $1
-         RETURNING id, app_id, developer_id, name, slug, description, risk_tier, runtime_url, latest_version_id, published_version_id, suspended_at, suspension, created_at, updated_at`,
+         RETURNING ${PACKAGE_COLUMNS}`,
         [pkg.id, version.id],
       );
       const catalogUrl = `${this.config.publicBaseUrl}/v1/marketplace/packages/${pkg.slug}`;
@@ -154,7 +154,7 @@ export class VersionLifecycle {
     const work = async (m: EntityManager) => {
       const [[row]]: [PackageRow[], number] = await m.query(
         `UPDATE packages SET suspended_at = now(), suspension = $2, updated_at = now() WHERE id = $1 AND suspended_at IS NULL
-         RETURNING id, app_id, developer_id, name, slug, description, risk_tier, runtime_url, latest_version_id, published_version_id, suspended_at, suspension, created_at, updated_at`,
+         RETURNING ${PACKAGE_COLUMNS}`,
         [packageId, JSON.stringify(suspension)],
       );
       if (!row) {
@@ -206,7 +206,7 @@ export class VersionLifecycle {
   async reinstate(packageId: string) {
     const [[row]]: [PackageRow[], number] = await this.dataSource.query(
       `UPDATE packages SET suspended_at = NULL, suspension = NULL, last_activity_at = now(), updated_at = now() WHERE id = $1 AND suspended_at IS NOT NULL
-       RETURNING id, app_id, developer_id, name, slug, description, risk_tier, runtime_url, latest_version_id, published_version_id, suspended_at, suspension, created_at, updated_at`,
+       RETURNING ${PACKAGE_COLUMNS}`,
       [packageId],
     );
     if (!row) throw new ProblemError('conflict', `Package ${packageId} is not suspended (or does not exist)`);
@@ -282,7 +282,7 @@ export class VersionLifecycle {
       assertMove(move, version.state, version.id);
       const [[updated]]: [VersionRow[], number] = await manager.query(
         `UPDATE package_versions SET ${set}, updated_at = now() WHERE id = $1 AND package_id = $2
-         RETURNING id, package_id, version, capabilities, state, review_reason, submitted_at, published_at, created_at`,
+         RETURNING ${VERSION_COLUMNS}`,
         [versionId, packageId, ...extra],
       );
       return toVersionDto(updated);
