@@ -13,6 +13,8 @@ import { MessagesModule } from './modules/messages/messages.module';
 import { PackagesModule } from './modules/packages/packages.module';
 import { PrivacyModule } from './modules/privacy/privacy.module';
 import { ProvidersModule } from './modules/providers/providers.module';
+import { RuntimeBridgeModule } from './modules/runtime-bridge/runtime-bridge.module';
+import { SurfacesModule } from './modules/surfaces/surfaces.module';
 import { HealthModule } from './modules/health/health.module';
 import { SoulModule } from './modules/soul/soul.module';
 import { SystemModule } from './modules/system/system.module';
@@ -32,6 +34,8 @@ const API_AREAS = [
   ConformanceModule,
   PackagesModule,
   MarketplaceModule,
+  RuntimeBridgeModule,
+  SurfacesModule,
 ];
 
 export interface AppModuleOptions {

@@ -16,14 +16,25 @@ import { HealthModule } from './modules/health/health.module';
 import { MessagesModule } from './modules/messages/messages.module';
 import { SoulModule } from './modules/soul/soul.module';
 import { PrivacyModule } from './modules/privacy/privacy.module';
+import { RuntimeBridgeModule } from './modules/runtime-bridge/runtime-bridge.module';
+import { RUNTIME_BRIDGE_PROCESSORS, RUNTIME_BRIDGE_SUPERVISORS } from './modules/runtime-bridge/runtime-bridge.worker';
 import { PRIVACY_PROCESSORS } from './modules/privacy/privacy.worker';
 import { SystemModule } from './modules/system/system.module';
 import { SystemProcessor } from './modules/system/system.processor';
 
 /** Every BullMQ consumer. Only the worker role registers them. */
-const PROCESSORS: Type[] = [SystemProcessor, MailProcessor, ConformanceProcessor, ...PRIVACY_PROCESSORS, ...AGENTS_PROCESSORS];
+const PROCESSORS: Type[] = [
+  SystemProcessor,
+  MailProcessor,
+  ConformanceProcessor,
+  ...PRIVACY_PROCESSORS,
+  ...AGENTS_PROCESSORS,
+  ...RUNTIME_BRIDGE_PROCESSORS,
+];
 /** Domain event subscribers that only the worker runs. */
 const SUBSCRIBERS: Type[] = [MailQueueFeeder];
+/** Long-running services of the worker role (realtime stream supervision). */
+const SUPERVISORS: Type[] = [...RUNTIME_BRIDGE_SUPERVISORS];
 /**
  * Area modules whose services the processors and subscribers use. Every area
  * holding personal data is here so that exports built by the worker see all
@@ -40,6 +51,7 @@ const WORKER_AREAS = [
   PrivacyModule,
   ConformanceModule,
   MarketplaceModule,
+  RuntimeBridgeModule,
 ];
 
 const PROCESSOR_METADATA = 'bullmq:processor_metadata';
@@ -59,7 +71,7 @@ export class WorkerModule implements OnModuleInit {
     return {
       module: WorkerModule,
       imports: [...(options.embedded ? [] : [CoreModule.forRoot(config)]), DiscoveryModule, ...WORKER_AREAS, ...(options.imports ?? [])],
-      providers: [...PROCESSORS, ...SUBSCRIBERS, EventDispatcher],
+      providers: [...PROCESSORS, ...SUBSCRIBERS, ...SUPERVISORS, EventDispatcher],
     };
   }
 

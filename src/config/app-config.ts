@@ -36,6 +36,24 @@ export interface AppConfig {
   logLevel: string;
   /** Port of the worker role's small health listener (worker only; 0 disables it). */
   workerHealthPort: number;
+  /** Safety-net sweep of the outbox dispatcher; NOTIFY on commit and retry timers do the real work. */
+  eventSweepIntervalMs: number;
+  /**
+   * Runtime bridge timings. The spec fixes the Free tier (10 s timeout, retries from 1 s);
+   * they are configurable so tests and slow deployments can shorten or stretch them.
+   */
+  runtimeBridge: {
+    /** Response timeout of one runtime call (`RUNTIME_TIMEOUT_MS`, default 10 s: the Free tier). */
+    timeoutMs: number;
+    /** Base delay of the retry backoff (`RUNTIME_RETRY_BASE_MS`, default 1 s). */
+    retryBaseMs: number;
+    /** Longest a caller waits for retries inside one request (`RUNTIME_RETRY_BUDGET_MS`); beyond it the error is returned with `Retry-After`. */
+    retryBudgetMs: number;
+    /** How often the worker looks for due state polls and realtime subscriptions (`RUNTIME_TICK_MS`). */
+    tickMs: number;
+    /** Base delay before re-opening a dropped or stale realtime stream (`REALTIME_RECONNECT_BASE_MS`). */
+    reconnectBaseMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -199,6 +217,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     webhookDeliveryIps,
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     workerHealthPort: port('WORKER_HEALTH_PORT', 3001, true),
+    eventSweepIntervalMs: int('EVENT_SWEEP_INTERVAL_MS', 5_000, 100, 3_600_000),
+    runtimeBridge: {
+      timeoutMs: int('RUNTIME_TIMEOUT_MS', 10_000, 100, 300_000),
+      retryBaseMs: int('RUNTIME_RETRY_BASE_MS', 1_000, 1, 300_000),
+      retryBudgetMs: int('RUNTIME_RETRY_BUDGET_MS', 30_000, 0, 600_000),
+      tickMs: int('RUNTIME_TICK_MS', 5_000, 100, 3_600_000),
+      reconnectBaseMs: int('REALTIME_RECONNECT_BASE_MS', 1_000, 10, 300_000),
+    },
   };
 
   if (config.databaseUrl) {

@@ -18,6 +18,16 @@ export type RuntimeBehaviour =
   | 'oversized'
   | 'down';
 
+/** One scripted answer to the next `execute` call, replacing the normal handling (runtime bridge fault tests). */
+export interface ScriptedAnswer {
+  status: number;
+  /** JSON body; ignored when `raw` is set. */
+  body?: unknown;
+  /** Raw body text, sent with `contentType` (default text/plain). */
+  raw?: string;
+  contentType?: string;
+}
+
 export interface RecordedRequest {
   method: string;
   /** Path with query string, as received. */
@@ -209,6 +219,10 @@ export class ProviderRuntime {
   private port = 0;
   private readonly idempotency = new Map<string, { input: string; response: { status: number; body: unknown } }>();
   private readonly streams = new Set<ServerResponse>();
+  /** Answers for the next `execute` calls, in order; each is used once. */
+  readonly script: ScriptedAnswer[] = [];
+  /** While true, new realtime streams open (200, headers) but never send an event: a stale stream. */
+  streamSilent = false;
 
   private constructor(
     readonly webhookSecret: string,
@@ -239,6 +253,11 @@ export class ProviderRuntime {
     this.behaviour = behaviour;
     if (behaviour === 'down' && !wasDown) await this.stopListening();
     if (behaviour !== 'down' && wasDown) await this.listen(this.port);
+  }
+
+  /** Queues answers for the next `execute` calls (any capability), used once each, in order. */
+  scriptNext(...answers: ScriptedAnswer[]): void {
+    this.script.push(...answers);
   }
 
   requestsTo(pathPrefix: string): RecordedRequest[] {
@@ -307,6 +326,14 @@ export class ProviderRuntime {
     body: unknown,
     token: string,
   ): Promise<void> {
+    const scripted = this.script.shift();
+    if (scripted) {
+      if (scripted.raw !== undefined) {
+        res.writeHead(scripted.status, { 'Content-Type': scripted.contentType ?? 'text/plain' });
+        return void res.end(scripted.raw);
+      }
+      return this.answer(res, scripted.status, scripted.body);
+    }
     const request = (body ?? {}) as {
       capability?: unknown;
       mode?: unknown;
@@ -371,6 +398,12 @@ export class ProviderRuntime {
       return void this.answer(res, 406, errorBody('INVALID_PARAMS', 'Accept: text/event-stream is required', false));
     }
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    if (this.streamSilent) {
+      res.flushHeaders();
+      this.streams.add(res);
+      res.on('close', () => this.streams.delete(res));
+      return;
+    }
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     // A heartbeat at once, then at the declared interval, so a fresh connection is never silent.
     send('heartbeat', { ts: new Date().toISOString() });

@@ -8,6 +8,7 @@ export const QUEUES = {
   agents: 'agents',
   mail: 'mail',
   conformance: 'conformance',
+  runtimeBridge: 'runtime-bridge',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -11,8 +11,6 @@ import { DOMAIN_EVENT_SUBSCRIBER } from './on-domain-event.decorator';
 type Subscriber = { name: string; handle: (event: DomainEvent, manager: EntityManager) => Promise<void> | void };
 
 const BATCH_SIZE = 100;
-/** Safety net only: NOTIFY wakes the dispatcher on every commit. */
-const SWEEP_INTERVAL_MS = 5_000;
 const MAX_RETRY_DELAY_MS = 10 * 60_000;
 
 /**
@@ -29,6 +27,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
   private listener: Client | null = null;
   private sweepTimer: NodeJS.Timeout | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
+  private retryTimer: { at: number; timer: NodeJS.Timeout } | null = null;
   private draining: Promise<void> | null = null;
   private wakeAgain = false;
   private stopped = false;
@@ -44,7 +43,8 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
   async onApplicationBootstrap(): Promise<void> {
     this.discoverSubscribers();
     await this.listen();
-    this.sweepTimer = setInterval(() => this.wake(), SWEEP_INTERVAL_MS);
+    // Safety net only: NOTIFY wakes the dispatcher on every commit, retry timers when a failed event is due.
+    this.sweepTimer = setInterval(() => this.wake(), this.config.eventSweepIntervalMs);
     this.sweepTimer.unref();
     this.wake();
   }
@@ -53,6 +53,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer.timer);
     await this.draining;
     await this.listener?.end().catch(() => undefined);
   }
@@ -78,6 +79,21 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
           this.wake();
         }
       });
+  }
+
+  /** Wakes when a failed event becomes due again (the earliest one wins). */
+  private wakeAt(at: number): void {
+    if (this.stopped || (this.retryTimer && this.retryTimer.at <= at)) return;
+    if (this.retryTimer) clearTimeout(this.retryTimer.timer);
+    const timer = setTimeout(
+      () => {
+        this.retryTimer = null;
+        this.wake();
+      },
+      Math.max(0, at - Date.now()) + 20,
+    );
+    timer.unref();
+    this.retryTimer = { at, timer };
   }
 
   private async drain(): Promise<void> {
@@ -115,6 +131,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
             `UPDATE events SET attempts = attempts + 1, last_error = $2, available_at = now() + make_interval(secs => $3::double precision / 1000) WHERE id = $1`,
             [row.id, message.slice(0, 2000), delay],
           );
+          this.wakeAt(Date.now() + delay);
         }
       }
       return rows.length;

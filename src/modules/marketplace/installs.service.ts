@@ -6,6 +6,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { isId, newId } from '../../common/ids';
 import { DomainEvents } from '../events/domain-events';
 import { OAuthTokens } from '../providers/oauth-tokens.service';
+import { CapabilityDescriptor } from '../packages/capability-descriptor';
 import { MarketplaceService } from './marketplace.service';
 
 export const INSTALL_EVENTS = { created: 'install.created', removed: 'install.removed' } as const;
@@ -30,6 +31,27 @@ interface InstallRow {
 const COLUMNS =
   'i.id, i.user_id, i.package_id, i.version_id, i.app_id, i.scopes, i.status, i.removed_reason, i.created_at, i.removed_at, v.version, p.slug';
 const FROM = 'installs i JOIN package_versions v ON v.id = i.version_id JOIN packages p ON p.id = i.package_id';
+
+/** An active install as the runtime bridge calls it. */
+export interface ExecutionTarget {
+  install_id: string;
+  user_id: string;
+  package_id: string;
+  package_name: string;
+  app_id: string;
+  developer_id: string;
+  scopes: string[];
+  runtime_url: string;
+  package_suspended: boolean;
+  developer_suspended: boolean;
+  capabilities: CapabilityDescriptor[];
+}
+
+const TARGET_SELECT = `SELECT i.id AS install_id, i.user_id, i.package_id, p.name AS package_name, i.app_id, p.developer_id, i.scopes,
+         p.runtime_url, (p.suspended_at IS NOT NULL) AS package_suspended, (d.status = 'suspended') AS developer_suspended,
+         v.capabilities
+    FROM installs i JOIN packages p ON p.id = i.package_id JOIN package_versions v ON v.id = i.version_id
+    JOIN developers d ON d.id = p.developer_id`;
 
 export function toInstallDto(row: InstallRow) {
   return {
@@ -135,6 +157,32 @@ export class InstallsService {
   /** Every active install of a user, for areas that end them (soul deletion). */
   async activeFor(manager: EntityManager, userId: string): Promise<InstallRow[]> {
     return manager.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE i.user_id = $1 AND i.status = 'active' FOR UPDATE OF i`, [userId]);
+  }
+
+  /**
+   * What the runtime bridge needs to call a runtime for an active install: the
+   * package (runtime URL, suspension, owner), the capabilities of the installed
+   * version and whether the developer account is suspended. One install by id,
+   * or the user's install of a package.
+   */
+  async executionTarget(by: { installId: string } | { userId: string; packageId: string }): Promise<ExecutionTarget | undefined> {
+    if ('installId' in by && !isId(by.installId, 'inst')) return undefined;
+    if ('packageId' in by && !isId(by.packageId, 'pkg')) return undefined;
+    const [row]: ExecutionTarget[] =
+      'installId' in by
+        ? await this.dataSource.query(`${TARGET_SELECT} WHERE i.id = $1 AND i.status = 'active'`, [by.installId])
+        : await this.dataSource.query(`${TARGET_SELECT} WHERE i.user_id = $1 AND i.package_id = $2 AND i.status = 'active'`, [
+            by.userId,
+            by.packageId,
+          ]);
+    return row;
+  }
+
+  /** Active installs (optionally of one user) with their capabilities, for surfaces and the worker's schedulers. */
+  async activeTargets(userId?: string): Promise<ExecutionTarget[]> {
+    return userId
+      ? this.dataSource.query(`${TARGET_SELECT} WHERE i.user_id = $1 AND i.status = 'active' ORDER BY i.created_at, i.id`, [userId])
+      : this.dataSource.query(`${TARGET_SELECT} WHERE i.status = 'active' ORDER BY i.created_at, i.id`);
   }
 
   private async ownedForUpdate(manager: EntityManager, userId: string, installId: string): Promise<InstallRow> {

@@ -2,9 +2,16 @@ import { Foundation1764000000000 } from './1764000000000-Foundation';
 import { UserApi1764000100000 } from './1764000100000-UserApi';
 import { Providers1764000500000 } from './1764000500000-Providers';
 import { Packages1764000600000 } from './1764000600000-Packages';
+import { RuntimeBridge1764000800000 } from './1764000800000-RuntimeBridge';
 
 /**
  * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
  * writes a new file; add its class here so the api, the worker and the CLI all run it.
  */
-export const MIGRATIONS = [Foundation1764000000000, UserApi1764000100000, Providers1764000500000, Packages1764000600000];
+export const MIGRATIONS = [
+  Foundation1764000000000,
+  UserApi1764000100000,
+  Providers1764000500000,
+  Packages1764000600000,
+  RuntimeBridge1764000800000,
+];

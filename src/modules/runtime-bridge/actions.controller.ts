@@ -1,0 +1,26 @@
+import { Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
+import { UserApi } from '../auth/user-auth.guard';
+import { ActionDecisions } from './action-decisions.service';
+
+@ApiTags('actions')
+@UserApi()
+@Controller('v1/actions')
+export class ActionsController {
+  constructor(private readonly decisions: ActionDecisions) {}
+
+  @Post(':confirmation_id/confirm')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Confirm a pending action: the runtime executes it once, with its idempotency key' })
+  confirm(@CurrentUser() user: AuthenticatedUser, @Param('confirmation_id') id: string) {
+    return this.decisions.confirm(user.id, id);
+  }
+
+  @Post(':confirmation_id/cancel')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Cancel a pending action; the runtime is never called' })
+  cancel(@CurrentUser() user: AuthenticatedUser, @Param('confirmation_id') id: string) {
+    return this.decisions.cancel(user.id, id);
+  }
+}

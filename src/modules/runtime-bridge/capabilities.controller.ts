@@ -1,0 +1,35 @@
+import { Body, Controller, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { platformRouteOptions } from '../providers/auth/platform-principal';
+import { Caller, CapabilityCallerGuard } from './capability-caller.guard';
+import { CapabilityCaller, CapabilityExecutor } from './capability-executor.service';
+import { ExecuteCapabilityDto } from './dto/execute.dto';
+
+@ApiTags('runtime bridge')
+@Controller('v1/providers/packages/:package_id/capabilities')
+export class CapabilitiesController {
+  constructor(private readonly executor: CapabilityExecutor) {}
+
+  @Post(':capability_name/execute')
+  @HttpCode(200)
+  @platformRouteOptions({ scope: 'capabilities:execute', principals: ['app'] })
+  @UseGuards(CapabilityCallerGuard)
+  @ApiBearerAuth()
+  @ApiOperation({
+    summary: 'Execute a capability on the provider runtime',
+    description:
+      'state: cached for ttl; history: cursor passed through; action: answers 202 with a pending confirmation the user confirms at /v1/actions/:id/confirm; realtime: subscribes (202) and relays events on Redis.',
+  })
+  async execute(
+    @Caller() caller: CapabilityCaller,
+    @Param('package_id') packageId: string,
+    @Param('capability_name') capabilityName: string,
+    @Body() body: ExecuteCapabilityDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const outcome = await this.executor.execute(caller, packageId, capabilityName, body);
+    void reply.status(outcome.httpStatus);
+    return outcome.body;
+  }
+}

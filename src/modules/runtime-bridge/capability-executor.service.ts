@@ -1,0 +1,309 @@
+import { Injectable } from '@nestjs/common';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { ProblemError } from '../../common/errors/problem-error';
+import { newId } from '../../common/ids';
+import { RateLimits } from '../../common/rate-limit/rate-limits.service';
+import { ExecutionTarget, InstallsService } from '../marketplace/installs.service';
+import { CapabilityDescriptor, CapabilityMode } from '../packages/capability-descriptor';
+import { ActionConfirmations } from './action-confirmations.service';
+import { APP_TIER, limitExceeded, TIER_LIMITS } from './bridge-limits';
+import { ExecuteCapabilityDto } from './dto/execute.dto';
+import { ExecutionFailure } from './execution-failure';
+import { ExecutionTraces, PhaseClock } from './execution-traces.service';
+import { RealtimeSubscriptions } from './realtime-subscriptions.service';
+import { RuntimeInvoker } from './runtime-invoker.service';
+import { StateCache } from './state-cache';
+
+/** Who asked for an execution: a signed-in user on their install, or an app with `capabilities:execute`. */
+export type CapabilityCaller = { kind: 'user'; userId: string } | { kind: 'app'; appId: string };
+
+const PER_MINUTE: Partial<Record<CapabilityMode, number>> = {
+  state: TIER_LIMITS[APP_TIER].statePerMinute,
+  action: TIER_LIMITS[APP_TIER].actionPerMinute,
+  history: TIER_LIMITS[APP_TIER].historyPerMinute,
+};
+
+/**
+ * The execution lifecycle of every capability call, in four phases:
+ * **accept** (request id, authorisation, suspension, rate limit), **resolve**
+ * (descriptor of the installed version, install credentials, execution
+ * context), **invoke** (the runtime call with retries) and **deliver**
+ * (envelope and schema checks, cache or relay, trace and domain event).
+ */
+@Injectable()
+export class CapabilityExecutor {
+  constructor(
+    private readonly installs: InstallsService,
+    private readonly limits: RateLimits,
+    private readonly invoker: RuntimeInvoker,
+    private readonly traces: ExecutionTraces,
+    private readonly cache: StateCache,
+    private readonly confirmations: ActionConfirmations,
+    private readonly realtime: RealtimeSubscriptions,
+  ) {}
+
+  async execute(caller: CapabilityCaller, packageId: string, capabilityName: string, input: ExecuteCapabilityDto) {
+    const clock = new PhaseClock();
+    clock.enter('accept');
+    const requestId = newId('req');
+    const target = await this.authorise(caller, packageId, input);
+    const capability = target.capabilities.find((c) => c.name === capabilityName);
+    if (!capability)
+      throw new ProblemError('not_found', `Package ${packageId} has no capability ${capabilityName} in the installed version`);
+    await this.consumeLimit(target, capability);
+
+    clock.enter('resolve');
+    const context = {
+      userId: target.user_id,
+      installId: target.install_id,
+      locale: input.context?.locale ?? 'en',
+      timezone: input.context?.timezone ?? 'UTC',
+    };
+    switch (capability.type) {
+      case 'state':
+        return this.state(requestId, clock, target, capability, input.params ?? {}, context, 'api');
+      case 'history':
+        return this.history(requestId, clock, target, capability, input.params ?? {}, context);
+      case 'action': {
+        const pending = await this.confirmations.create(requestId, target, capability, input.input ?? {}, input.idempotencyKey);
+        clock.enter('deliver');
+        await this.traces.record({
+          requestId,
+          target,
+          capability: capability.name,
+          mode: 'action',
+          trigger: 'api',
+          outcome: 'pending',
+          clock,
+          attempts: 0,
+        });
+        return { httpStatus: 202, body: pending };
+      }
+      case 'realtime': {
+        const subscription = await this.realtime.subscribe(target, capability);
+        clock.enter('deliver');
+        await this.traces.record({
+          requestId,
+          target,
+          capability: capability.name,
+          mode: 'realtime',
+          trigger: 'api',
+          outcome: 'pending',
+          clock,
+          attempts: 0,
+        });
+        return { httpStatus: 202, body: { requestId, status: 'subscribed', capability: capability.name, ...subscription } };
+      }
+      default:
+        throw new ProblemError(
+          'bad_request',
+          `${capabilityName} is a webhook capability: the provider pushes its events to POST /v1/providers/runtime/webhook`,
+        );
+    }
+  }
+
+  /** Calls a state capability (or serves the cached copy while its ttl lasts) and caches the answer. Used by the API and the poller. */
+  async state(
+    requestId: string,
+    clock: PhaseClock,
+    target: ExecutionTarget,
+    capability: CapabilityDescriptor,
+    params: Record<string, unknown>,
+    context: Record<string, string>,
+    trigger: 'api' | 'poll',
+  ) {
+    const cached = trigger === 'api' ? await this.cache.get(target.install_id, capability.name) : undefined;
+    if (StateCache.isFresh(cached, params)) {
+      clock.enter('deliver');
+      await this.traces.record({
+        requestId,
+        target,
+        capability: capability.name,
+        mode: 'state',
+        trigger,
+        outcome: 'cached',
+        clock,
+        attempts: 0,
+      });
+      return {
+        httpStatus: 200,
+        body: {
+          requestId,
+          status: 'ok',
+          data: cached.data,
+          ttl: cached.ttl,
+          metadata: cached.metadata,
+          fetchedAt: cached.fetchedAt,
+          cached: true,
+          stale: false,
+        },
+      };
+    }
+    const body = { capability: capability.name, mode: 'state', params, context };
+    const success = await this.invoke(requestId, clock, target, capability, trigger, body, { 'X-Service-User-Id': target.user_id });
+    const stored = await this.cache.store(target.install_id, capability.name, {
+      data: success.body.data as Record<string, unknown>,
+      params,
+      ttl: typeof success.body.ttl === 'number' ? success.body.ttl : 0,
+      metadata: success.body.metadata,
+      fetchedAt: new Date().toISOString(),
+      degraded: success.status === 'degraded',
+      source: 'state',
+    });
+    await this.finish(requestId, clock, target, capability, trigger, success);
+    return {
+      httpStatus: 200,
+      body: {
+        requestId,
+        status: success.status,
+        data: stored.data,
+        ttl: stored.ttl,
+        metadata: stored.metadata,
+        fetchedAt: stored.fetchedAt,
+        cached: false,
+        stale: false,
+        ...(success.status === 'degraded' ? { degraded: true, error: success.body.error } : {}),
+      },
+    };
+  }
+
+  private async history(
+    requestId: string,
+    clock: PhaseClock,
+    target: ExecutionTarget,
+    capability: CapabilityDescriptor,
+    params: Record<string, unknown>,
+    context: Record<string, string>,
+  ) {
+    const body = { capability: capability.name, mode: 'history', params, context };
+    const success = await this.invoke(requestId, clock, target, capability, 'api', body, {});
+    await this.finish(requestId, clock, target, capability, 'api', success);
+    const cursor = success.body.cursor as { next?: unknown; hasMore: boolean };
+    return {
+      httpStatus: 200,
+      body: {
+        requestId,
+        status: success.status,
+        items: success.body.items,
+        // The cursor is the runtime's, opaque to the service: passed through untouched.
+        cursor: { next: cursor.next ?? null, hasMore: cursor.hasMore },
+        totalCount: success.body.totalCount ?? null,
+        ...(success.status === 'degraded' ? { degraded: true, error: success.body.error } : {}),
+      },
+    };
+  }
+
+  /** Runs a confirmed action on the runtime with its idempotency key; traced like every other call. */
+  async runAction(
+    requestId: string,
+    target: ExecutionTarget,
+    capability: CapabilityDescriptor,
+    input: Record<string, unknown>,
+    confirmationId: string,
+    idempotencyKey: string,
+  ) {
+    const clock = new PhaseClock();
+    clock.enter('resolve');
+    const body = { capability: capability.name, mode: 'action', input, context: { userId: target.user_id, confirmationId } };
+    const success = await this.invoke(requestId, clock, target, capability, 'confirmation', body, {
+      'X-Service-Idempotency-Key': idempotencyKey,
+    });
+    await this.finish(requestId, clock, target, capability, 'confirmation', success);
+    return success;
+  }
+
+  /** Phase three; a failure is traced (with `capability.failed`) before it reaches the caller. */
+  private async invoke(
+    requestId: string,
+    clock: PhaseClock,
+    target: ExecutionTarget,
+    capability: CapabilityDescriptor,
+    trigger: 'api' | 'confirmation' | 'poll',
+    body: Record<string, unknown>,
+    headers: Record<string, string>,
+  ) {
+    clock.enter('invoke');
+    try {
+      return await this.invoker.execute(target, capability, body, { 'X-Service-Request-Id': requestId, ...headers });
+    } catch (error) {
+      const failure =
+        error instanceof ExecutionFailure
+          ? error
+          : new ExecutionFailure('execution_failed', `The execution failed: ${(error as Error).message}`, 'execution_failed', false);
+      clock.enter('deliver');
+      await this.traces.record({
+        requestId,
+        target,
+        capability: capability.name,
+        mode: capability.type,
+        trigger,
+        outcome: 'failed',
+        clock,
+        attempts: typeof failure.extras.attempts === 'number' ? failure.extras.attempts : 1,
+        error: { code: failure.errorCode, message: failure.detail, retriesExhausted: failure.retriesExhausted },
+      });
+      failure.extras.request_id = requestId;
+      throw failure;
+    }
+  }
+
+  private async finish(
+    requestId: string,
+    clock: PhaseClock,
+    target: ExecutionTarget,
+    capability: CapabilityDescriptor,
+    trigger: 'api' | 'confirmation' | 'poll',
+    success: { status: 'ok' | 'degraded'; attempts: number },
+  ): Promise<void> {
+    clock.enter('deliver');
+    await this.traces.record({
+      requestId,
+      target,
+      capability: capability.name,
+      mode: capability.type,
+      trigger,
+      outcome: success.status,
+      clock,
+      attempts: success.attempts,
+    });
+  }
+
+  /** Accept phase: the caller's right to act on the install, and the package and its developer not suspended. */
+  private async authorise(caller: CapabilityCaller, packageId: string, input: ExecuteCapabilityDto): Promise<ExecutionTarget> {
+    let target: ExecutionTarget | undefined;
+    if (caller.kind === 'user') {
+      target = await this.installs.executionTarget({ userId: caller.userId, packageId });
+      if (!target) throw new ProblemError('not_found', `You have no active install of package ${packageId}`);
+    } else {
+      if (!input.installId && !input.userId) {
+        throw new ProblemError('missing_field', 'An app token must name the install (installId) or the user (userId) to act for', {
+          field: 'installId',
+        });
+      }
+      target = input.installId
+        ? await this.installs.executionTarget({ installId: input.installId })
+        : await this.installs.executionTarget({ userId: input.userId!, packageId });
+      if (!target || target.package_id !== packageId)
+        throw new ProblemError('not_found', `No active install of package ${packageId} for that user`);
+      if (target.app_id !== caller.appId) throw new ProblemError('insufficient_scope', `Package ${packageId} belongs to another app`);
+    }
+    if (target.package_suspended || target.developer_suspended) {
+      throw new ProblemError('account_suspended', `Package ${packageId} is suspended; its capabilities cannot be executed`);
+    }
+    return target;
+  }
+
+  private async consumeLimit(target: ExecutionTarget, capability: CapabilityDescriptor): Promise<void> {
+    const points = PER_MINUTE[capability.type];
+    if (!points) return;
+    try {
+      await this.limits.limiter(`bridge:${capability.type}`, points, 60).consume(`${target.app_id}:${target.user_id}:${capability.name}`);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      throw limitExceeded(
+        `More than ${points} ${capability.type} executions per minute of ${capability.name} for this user and app`,
+        Math.ceil(rejection.msBeforeNext / 1000),
+      );
+    }
+  }
+}

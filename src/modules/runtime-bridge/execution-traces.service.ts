@@ -1,0 +1,112 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { DomainEvents } from '../events/domain-events';
+import type { ExecutionTarget } from '../marketplace/installs.service';
+import { CapabilityMode } from '../packages/capability-descriptor';
+
+export const CAPABILITY_EVENTS = { invoked: 'capability.invoked', failed: 'capability.failed' } as const;
+
+/** The four phases of the execution lifecycle, in order (see docs/runtime-bridge.md). */
+export const PHASES = ['accept', 'resolve', 'invoke', 'deliver'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/** Times each phase of one execution; what the trace stores. */
+export class PhaseClock {
+  readonly started = Date.now();
+  readonly phases: Partial<Record<Phase, number>> = {};
+  private current: { phase: Phase; at: number } | null = null;
+
+  enter(phase: Phase): void {
+    this.close();
+    this.current = { phase, at: performance.now() };
+  }
+
+  close(): void {
+    if (this.current) this.phases[this.current.phase] = Math.round((performance.now() - this.current.at) * 100) / 100;
+    this.current = null;
+  }
+
+  get elapsedMs(): number {
+    return Date.now() - this.started;
+  }
+}
+
+export interface TraceInput {
+  requestId: string;
+  target: ExecutionTarget;
+  capability: string;
+  mode: CapabilityMode;
+  trigger: 'api' | 'confirmation' | 'poll' | 'stream';
+  outcome: 'ok' | 'degraded' | 'cached' | 'pending' | 'failed';
+  clock: PhaseClock;
+  attempts: number;
+  error?: { code: string; message: string; retriesExhausted: boolean };
+}
+
+/**
+ * Execution traces (`req_` ids) and the `capability.invoked` / `capability.failed`
+ * domain events, written in one transaction so an event exists exactly when
+ * its trace does. Cache hits and pending confirmations are traced but emit no
+ * event: the runtime was not invoked.
+ */
+@Injectable()
+export class ExecutionTraces {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly events: DomainEvents,
+  ) {}
+
+  async record(input: TraceInput): Promise<void> {
+    input.clock.close();
+    const durationMs = input.clock.elapsedMs;
+    const { target } = input;
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(
+        `INSERT INTO capability_executions (id, install_id, user_id, app_id, package_id, capability, mode, trigger, outcome,
+                                            error_code, error_message, attempts, retries_exhausted, phases, duration_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+        [
+          input.requestId,
+          target.install_id,
+          target.user_id,
+          target.app_id,
+          target.package_id,
+          input.capability,
+          input.mode,
+          input.trigger,
+          input.outcome,
+          input.error?.code ?? null,
+          input.error?.message ?? null,
+          input.attempts,
+          input.error?.retriesExhausted ?? false,
+          JSON.stringify(input.clock.phases),
+          durationMs,
+        ],
+      );
+      if (input.outcome === 'cached' || input.outcome === 'pending') return;
+      const common = {
+        capability_name: input.capability,
+        mode: input.mode,
+        user_id: target.user_id,
+        install_id: target.install_id,
+        request_id: input.requestId,
+        duration_ms: durationMs,
+      };
+      await this.events.record(manager, {
+        type: input.error ? CAPABILITY_EVENTS.failed : CAPABILITY_EVENTS.invoked,
+        payload: {
+          app_id: target.app_id,
+          data: input.error
+            ? {
+                ...common,
+                error_code: input.error.code,
+                error_message: input.error.message,
+                retries_exhausted: input.error.retriesExhausted,
+              }
+            : { ...common, status: input.outcome },
+        },
+      });
+    });
+  }
+}

@@ -1,0 +1,26 @@
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { OnApplicationBootstrap } from '@nestjs/common';
+import { Job, UnrecoverableError } from 'bullmq';
+import { QUEUES } from '../../infra/queue/queues';
+import { RUNTIME_BRIDGE_JOBS, RuntimeBridgeQueue } from './runtime-bridge.queue';
+import { StatePoller } from './state-poller';
+
+/** Consumer of the `runtime-bridge` queue (worker role only): the state polling tick. */
+@Processor(QUEUES.runtimeBridge)
+export class RuntimeBridgeProcessor extends WorkerHost implements OnApplicationBootstrap {
+  constructor(
+    private readonly poller: StatePoller,
+    private readonly queue: RuntimeBridgeQueue,
+  ) {
+    super();
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.queue.schedule();
+  }
+
+  async process(job: Job): Promise<unknown> {
+    if (job.name === RUNTIME_BRIDGE_JOBS.statePollTick) return this.poller.pollDue();
+    throw new UnrecoverableError(`unknown runtime-bridge job "${job.name}"`);
+  }
+}

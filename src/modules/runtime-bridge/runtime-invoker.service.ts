@@ -1,0 +1,202 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import type { ExecutionTarget } from '../marketplace/installs.service';
+import { CapabilityDescriptor, CapabilityMode } from '../packages/capability-descriptor';
+import { validatorFor } from '../packages/schema-checker';
+import { PlatformTokens } from '../providers/auth/platform-tokens';
+import { APP_TIER, MAX_RETRIES, retryDelayMs, TIER_LIMITS } from './bridge-limits';
+import { ExecutionFailure, RUNTIME_CODE_PROBLEMS } from './execution-failure';
+import { callRuntime } from './runtime-caller';
+
+/** A runtime answer that passed the envelope and schema checks. */
+export interface RuntimeSuccess {
+  status: 'ok' | 'degraded';
+  body: Record<string, unknown>;
+  attempts: number;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Phase three (invoke) and the envelope half of phase four (deliver) of the
+ * execution lifecycle: calls `POST <runtimeUrl>/capabilities/<name>/execute`
+ * with a freshly minted install token and the contract headers, applies the
+ * retry semantics of the runtime error envelope, and checks the success
+ * envelope and the declared response schema.
+ */
+@Injectable()
+export class RuntimeInvoker {
+  private readonly validators = new WeakMap<object, ReturnType<typeof validatorFor>>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly tokens: PlatformTokens,
+  ) {}
+
+  /** The install (user-delegated) access token the runtime receives; short-lived, minted per call, never stored. */
+  installToken(target: ExecutionTarget): Promise<string> {
+    const expiresAt = new Date(Date.now() + this.tokens.ttlSeconds * 1000);
+    return this.tokens.forApp({ id: target.app_id, developerId: target.developer_id }, target.scopes, expiresAt, {
+      userId: target.user_id,
+      installId: target.install_id,
+    });
+  }
+
+  async execute(
+    target: ExecutionTarget,
+    capability: CapabilityDescriptor,
+    body: Record<string, unknown>,
+    headers: Record<string, string>,
+  ): Promise<RuntimeSuccess> {
+    const url = `${target.runtime_url}/capabilities/${encodeURIComponent(capability.name)}/execute`;
+    const { timeoutMs, retryBaseMs, retryBudgetMs } = this.config.runtimeBridge;
+    const maxBytes = TIER_LIMITS[APP_TIER].maxResponseBytes;
+    const started = Date.now();
+    const payload = JSON.stringify(body);
+    let token = await this.installToken(target);
+    let refreshed = false;
+    let retries = 0;
+    for (let attempts = 1; ; attempts += 1) {
+      const result = await callRuntime(
+        url,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}`, ...headers },
+          body: payload,
+        },
+        { timeoutMs, maxBytes },
+      );
+      if (result.kind === 'timeout') {
+        throw new ExecutionFailure(
+          'capability_timeout',
+          `The runtime did not answer within ${timeoutMs / 1000} s`,
+          'capability_timeout',
+          false,
+        );
+      }
+      if (result.kind === 'unavailable') {
+        throw new ExecutionFailure('runtime_unavailable', `The runtime is unreachable: ${result.detail}`, 'runtime_unavailable', false);
+      }
+      if (result.kind === 'oversize') throw new ExecutionFailure('execution_failed', result.detail, 'execution_failed', false);
+      if (!result.jsonOk || !isObject(result.json)) {
+        throw new ExecutionFailure(
+          'execution_failed',
+          `The runtime answered ${result.status} with ${result.contentType || 'no content type'} instead of a JSON object`,
+          'execution_failed',
+          false,
+        );
+      }
+      const json = result.json;
+      if (json.status === 'error' && isObject(json.error) && typeof json.error.code === 'string') {
+        const code = json.error.code;
+        const message = typeof json.error.message === 'string' ? json.error.message : code;
+        const retryAfter = typeof json.error.retryAfter === 'number' ? json.error.retryAfter : result.retryAfterHeader;
+        const known = RUNTIME_CODE_PROBLEMS[code];
+        const runtimeError = {
+          code,
+          message,
+          retryable: json.error.retryable === true,
+          ...(retryAfter !== undefined ? { retryAfter } : {}),
+        };
+        if (code === 'AUTH_EXPIRED' && !refreshed) {
+          // The install's token expired at the runtime (clock skew, revocation there): mint a fresh one and retry once.
+          refreshed = true;
+          token = await this.installToken(target);
+          continue;
+        }
+        if (code === 'AUTH_EXPIRED') {
+          throw new ExecutionFailure(
+            'runtime_unavailable',
+            'The runtime refused a freshly issued install token; the user must re-authorize this package',
+            code,
+            true,
+            { runtime_error: runtimeError, reauthorization_required: true },
+          );
+        }
+        if (known?.retryable) {
+          const delay = retryDelayMs(retries, retryBaseMs, retryAfter);
+          const budgetLeft = retryBudgetMs - (Date.now() - started);
+          if (retries < MAX_RETRIES && delay <= budgetLeft) {
+            retries += 1;
+            await sleep(delay);
+            continue;
+          }
+          const exhausted = retries >= MAX_RETRIES;
+          throw new ExecutionFailure(
+            known.problem,
+            `The runtime answered ${code}: ${message}${exhausted ? ` (after ${retries} retries)` : ''}`,
+            code,
+            exhausted,
+            { runtime_error: runtimeError, attempts },
+            { 'Retry-After': String(Math.max(1, Math.ceil(retryAfter ?? delay / 1000))) },
+          );
+        }
+        throw new ExecutionFailure(known?.problem ?? 'execution_failed', `The runtime answered ${code}: ${message}`, code, false, {
+          runtime_error: runtimeError,
+          attempts,
+        });
+      }
+      if (result.status < 200 || result.status >= 300) {
+        throw new ExecutionFailure(
+          'execution_failed',
+          `The runtime answered ${result.status} without the runtime error envelope`,
+          'execution_failed',
+          false,
+        );
+      }
+      this.checkEnvelope(capability, json);
+      return { status: json.status as 'ok' | 'degraded', body: json, attempts };
+    }
+  }
+
+  /** The success envelope of the mode, and the declared response schema for `ok` answers. */
+  private checkEnvelope(capability: CapabilityDescriptor, json: Record<string, unknown>): void {
+    const fail = (detail: string, extras: Record<string, unknown> = {}) => {
+      throw new ExecutionFailure(
+        'execution_failed',
+        `The runtime answer does not match the contract: ${detail}`,
+        'execution_failed',
+        false,
+        extras,
+      );
+    };
+    if (json.status !== 'ok' && json.status !== 'degraded') fail('status must be "ok" or "degraded"');
+    const degraded = json.status === 'degraded';
+    const mode: CapabilityMode = capability.type;
+    const objects: unknown[] = [];
+    if (mode === 'state') {
+      if (!isObject(json.data)) fail('data must be an object');
+      if (!degraded && (!Number.isInteger(json.ttl) || (json.ttl as number) < 0)) fail('ttl must be a non-negative integer');
+      objects.push(json.data);
+    } else if (mode === 'action') {
+      if (!isObject(json.result)) fail('result must be an object');
+      objects.push(json.result);
+    } else if (mode === 'history') {
+      if (!Array.isArray(json.items)) fail('items must be an array');
+      if (!isObject(json.cursor) || typeof json.cursor.hasMore !== 'boolean') fail('cursor must be an object with hasMore');
+      objects.push(...(json.items as unknown[]));
+    }
+    // Degraded answers carry partial data by definition: pass them on, marked, without the strict schema check.
+    if (degraded || !capability.responseSchema) return;
+    const validate = this.validator(capability.responseSchema);
+    for (const [index, item] of objects.entries()) {
+      const outcome = validate(item);
+      if (!outcome.valid) {
+        fail(`${mode === 'history' ? `items[${index}]` : mode === 'action' ? 'result' : 'data'} ${outcome.errors.join('; ')}`, {
+          schema_errors: outcome.errors,
+        });
+      }
+    }
+  }
+
+  private validator(schema: Record<string, unknown>) {
+    let validate = this.validators.get(schema);
+    if (!validate) {
+      validate = validatorFor(schema);
+      this.validators.set(schema, validate);
+    }
+    return validate;
+  }
+}

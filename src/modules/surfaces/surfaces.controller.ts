@@ -1,0 +1,18 @@
+import { Controller, Get, Param } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
+import { UserApi } from '../auth/user-auth.guard';
+import { SurfacesService } from './surfaces.service';
+
+@ApiTags('surfaces')
+@UserApi()
+@Controller('v1/surfaces')
+export class SurfacesController {
+  constructor(private readonly surfaces: SurfacesService) {}
+
+  @Get(':placement')
+  @ApiOperation({ summary: 'Component models for a placement, from the cached data of installed capabilities, ordered by intent' })
+  get(@CurrentUser() user: AuthenticatedUser, @Param('placement') placement: string) {
+    return this.surfaces.forPlacement(user.id, placement);
+  }
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { MarketplaceModule } from '../marketplace/marketplace.module';
+import { RuntimeBridgeModule } from '../runtime-bridge/runtime-bridge.module';
+import { SurfacesController } from './surfaces.controller';
+import { SurfacesService } from './surfaces.service';
+
+/** Consumer surfaces: component models per placement. */
+@Module({
+  imports: [MarketplaceModule, RuntimeBridgeModule],
+  controllers: [SurfacesController],
+  providers: [SurfacesService],
+})
+export class SurfacesModule {}
