@@ -10,6 +10,7 @@ import { appToken, onboardDeveloper, registerApp } from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
 import { login, LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
+import { HEALTH_FAILURES_BEFORE_SUSPENSION } from '../../src/modules/runtime-bridge/state-poller';
 
 const problemType = (code: string) => `https://docs.example.com/developers/errors#${code}`;
 const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` };
@@ -420,5 +421,24 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
     const refused = await execute('transfer', { input }).expect(429);
     expect(refused.body.type).toBe(problemType('rate_limit_exceeded'));
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  // Last: it suspends the package every other test uses.
+  it('suspends the package after sustained state poll failures (health check failures)', async () => {
+    await redis.set(`${env.env.REDIS_PREFIX}:health:${packageId}:poll-failures`, String(HEALTH_FAILURES_BEFORE_SUSPENSION - 1));
+    await clearCache();
+    await runtime.behave('down');
+    const event = await waitFor(
+      async () => {
+        const rows = await dataSource.query(
+          `SELECT payload FROM events WHERE type = 'package.suspended' AND payload->'data'->>'package_id' = $1 AND payload->'data'->>'reason' = 'health_check_failures'`,
+          [packageId],
+        );
+        return rows[0]?.payload;
+      },
+      { what: 'package.suspended', timeoutMs: 15_000 },
+    );
+    expect(event.data).toMatchObject({ reason: 'health_check_failures', remediation: expect.any(String) });
+    await request(url).get('/v1/marketplace/packages/acme-bank').set(user.auth).expect(404);
   });
 });

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MarketplaceModule } from '../marketplace/marketplace.module';
+import { PackagesModule } from '../packages/packages.module';
 import { ProvidersModule } from '../providers/providers.module';
 import { ActionConfirmations } from './action-confirmations.service';
 import { ActionDecisions } from './action-decisions.service';
@@ -16,7 +17,7 @@ import { StatePoller } from './state-poller';
 
 /** Executes capabilities on provider runtimes in all five modes (api side; the worker adds the poller and the stream supervisor). */
 @Module({
-  imports: [ProvidersModule, MarketplaceModule],
+  imports: [ProvidersModule, MarketplaceModule, PackagesModule],
   controllers: [CapabilitiesController, ActionsController],
   providers: [
     RuntimeInvoker,

@@ -1,4 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ProblemError } from '../../common/errors/problem-error';
+import { VersionLifecycle } from '../packages/version-lifecycle.service';
 import Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
@@ -16,6 +18,9 @@ import { StateCache } from './state-cache';
  * API call. Failures leave the cached copy in place (served, then marked
  * stale) and count towards the package's health signal.
  */
+/** Consecutive failed state polls of one package that count as "sustained health check failures". */
+export const HEALTH_FAILURES_BEFORE_SUSPENSION = 20;
+
 @Injectable()
 export class StatePoller {
   private readonly logger = new Logger(StatePoller.name);
@@ -26,6 +31,7 @@ export class StatePoller {
     private readonly installs: InstallsService,
     private readonly executor: CapabilityExecutor,
     private readonly cache: StateCache,
+    private readonly lifecycle: VersionLifecycle,
   ) {}
 
   async pollDue(): Promise<{ polled: number; failed: number }> {
@@ -60,8 +66,9 @@ export class StatePoller {
         } catch (error) {
           failed += 1;
           await this.cache.markFailure(target.install_id, capability.name);
-          // Package health signal: consecutive poll failures, read by automatic suspension.
-          await this.redis.incr(`${this.config.redisPrefix}:health:${target.package_id}:poll-failures`);
+          // Package health signal: consecutive poll failures; sustained failure suspends the package.
+          const failures = await this.redis.incr(`${this.config.redisPrefix}:health:${target.package_id}:poll-failures`);
+          if (failures === HEALTH_FAILURES_BEFORE_SUSPENSION) await this.suspendUnhealthy(target.package_id, failures);
           this.logger.debug(`state poll of ${capability.name} for ${target.install_id} failed: ${(error as Error).message}`);
           continue;
         }
@@ -69,5 +76,18 @@ export class StatePoller {
       }
     }
     return { polled, failed };
+  }
+
+  private async suspendUnhealthy(packageId: string, failures: number): Promise<void> {
+    await this.lifecycle
+      .suspend(packageId, {
+        reason: 'health_check_failures',
+        message: `The runtime failed ${failures} consecutive state polls`,
+        remediation: 'Fix the runtime, run a full conformance validation, then contact support to request reinstatement',
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof ProblemError && error.code === 'conflict')) throw error; // already suspended
+      });
+    this.logger.warn({ packageId, failures }, 'package suspended after sustained health check failures');
   }
 }
