@@ -18,6 +18,7 @@ import { SurfacesModule } from './modules/surfaces/surfaces.module';
 import { HealthModule } from './modules/health/health.module';
 import { SoulModule } from './modules/soul/soul.module';
 import { SystemModule } from './modules/system/system.module';
+import { WebhooksModule } from './modules/webhooks/webhooks.module';
 import { WorkerModule } from './worker.module';
 
 /** Area modules that serve HTTP. Add new areas here. */
@@ -36,6 +37,7 @@ const API_AREAS = [
   MarketplaceModule,
   RuntimeBridgeModule,
   SurfacesModule,
+  WebhooksModule,
 ];
 
 export interface AppModuleOptions {

@@ -37,7 +37,8 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, { withWorker: config.role === 'all', imports: options.imports }),
     adapter,
-    { bufferLogs: true, abortOnError: false },
+    // rawBody: inbound webhook signatures are checked over the exact bytes received, never re-serialised JSON.
+    { bufferLogs: true, abortOnError: false, rawBody: true },
   );
   app.useLogger(app.get(Logger));
   app.flushLogs();

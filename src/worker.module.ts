@@ -21,6 +21,8 @@ import { RUNTIME_BRIDGE_PROCESSORS, RUNTIME_BRIDGE_SUPERVISORS } from './modules
 import { PRIVACY_PROCESSORS } from './modules/privacy/privacy.worker';
 import { SystemModule } from './modules/system/system.module';
 import { SystemProcessor } from './modules/system/system.processor';
+import { WebhooksModule } from './modules/webhooks/webhooks.module';
+import { WEBHOOK_PROCESSORS, WEBHOOK_SUBSCRIBERS } from './modules/webhooks/webhooks.worker';
 
 /** Every BullMQ consumer. Only the worker role registers them. */
 const PROCESSORS: Type[] = [
@@ -30,9 +32,10 @@ const PROCESSORS: Type[] = [
   ...PRIVACY_PROCESSORS,
   ...AGENTS_PROCESSORS,
   ...RUNTIME_BRIDGE_PROCESSORS,
+  ...WEBHOOK_PROCESSORS,
 ];
 /** Domain event subscribers that only the worker runs. */
-const SUBSCRIBERS: Type[] = [MailQueueFeeder];
+const SUBSCRIBERS: Type[] = [MailQueueFeeder, ...WEBHOOK_SUBSCRIBERS];
 /** Long-running services of the worker role (realtime stream supervision). */
 const SUPERVISORS: Type[] = [...RUNTIME_BRIDGE_SUPERVISORS];
 /**
@@ -52,6 +55,7 @@ const WORKER_AREAS = [
   ConformanceModule,
   MarketplaceModule,
   RuntimeBridgeModule,
+  WebhooksModule,
 ];
 
 const PROCESSOR_METADATA = 'bullmq:processor_metadata';

@@ -33,6 +33,19 @@ export interface AppConfig {
   operatorToken: string | undefined;
   allowPrivateTargets: boolean;
   webhookDeliveryIps: { ipv4: string[]; ipv6: string[] };
+  /** Outbound webhook delivery tuning (docs/webhooks.md). */
+  webhooks: {
+    /** First retry delay; later ones are 60, 360, 1440 and 3600 times it (5 s gives Svix's 5 s, 5 min, 30 min, 2 h, 5 h). */
+    retryBaseMs: number;
+    /** Deliveries in flight at once to one endpoint. */
+    endpointConcurrency: number;
+    /** An endpoint failing every delivery for this long is disabled (default 5 days). */
+    disableAfterSeconds: number;
+    /** How long a rotated-out signing secret still signs (default 24 hours). */
+    secretGraceSeconds: number;
+    /** How often the worker re-enqueues pending deliveries whose job was lost. */
+    sweepIntervalMs: number;
+  };
   logLevel: string;
   /** Port of the worker role's small health listener (worker only; 0 disables it). */
   workerHealthPort: number;
@@ -215,6 +228,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     operatorToken,
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
     webhookDeliveryIps,
+    webhooks: {
+      retryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 5_000, 1, 3_600_000),
+      endpointConcurrency: int('WEBHOOK_ENDPOINT_CONCURRENCY', 4, 1, 1_000),
+      disableAfterSeconds: int('WEBHOOK_DISABLE_AFTER_SECONDS', 5 * 86_400, 0, 365 * 86_400),
+      secretGraceSeconds: int('WEBHOOK_SECRET_GRACE_SECONDS', 86_400, 0, 30 * 86_400),
+      sweepIntervalMs: int('WEBHOOK_SWEEP_INTERVAL_MS', 60_000, 100, 3_600_000),
+    },
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     workerHealthPort: port('WORKER_HEALTH_PORT', 3001, true),
     eventSweepIntervalMs: int('EVENT_SWEEP_INTERVAL_MS', 5_000, 100, 3_600_000),

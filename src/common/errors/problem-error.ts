@@ -10,6 +10,7 @@ export const PROBLEM_TYPES = {
   conformance_failed: { status: 400, title: 'Conformance Failed' },
   dimension_below_threshold: { status: 400, title: 'Dimension Below Threshold' },
   invalid_token: { status: 401, title: 'Invalid Token' },
+  invalid_signature: { status: 401, title: 'Invalid Signature' },
   token_expired: { status: 401, title: 'Token Expired' },
   invalid_client: { status: 401, title: 'Invalid Client' },
   mfa_required: { status: 401, title: 'MFA Code Required' },

@@ -9,6 +9,7 @@ export const QUEUES = {
   mail: 'mail',
   conformance: 'conformance',
   runtimeBridge: 'runtime-bridge',
+  webhookDelivery: 'webhook-delivery',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -8,7 +8,7 @@ import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import { AppsService } from '../providers/apps.service';
-import { CapabilityDescriptor, RiskTier } from './capability-descriptor';
+import { CapabilityDescriptor, RiskTier, WebhookEventType } from './capability-descriptor';
 import { normaliseCapabilities } from './descriptor-normalizer';
 import { CreatePackageDto, CreateVersionDto } from './dto/package.dto';
 import { compareVersions, parseVersion } from './semver';
@@ -164,6 +164,27 @@ export class PackagesService {
     const allowed = principal.kind === 'app' ? principal.appId === row.app_id : principal.developerId === row.developer_id;
     if (!allowed) throw new ProblemError('insufficient_scope', `Package ${packageId} belongs to another developer`);
     return row;
+  }
+
+  /**
+   * Event types an app's packages registered for inbound webhooks, with the
+   * schema of their `data`: from each package's published version, or its
+   * latest one before anything is published (so providers can test first).
+   */
+  async webhookEventTypes(appId: string): Promise<Map<string, WebhookEventType>> {
+    const rows: Array<{ capabilities: CapabilityDescriptor[] }> = await this.dataSource.query(
+      `SELECT v.capabilities FROM packages p
+         JOIN package_versions v ON v.id = COALESCE(p.published_version_id, p.latest_version_id)
+        WHERE p.app_id = $1 AND p.suspended_at IS NULL`,
+      [appId],
+    );
+    const types = new Map<string, WebhookEventType>();
+    for (const row of rows) {
+      for (const capability of row.capabilities) {
+        for (const event of capability.type === 'webhook' ? (capability.events ?? []) : []) types.set(event.type, event);
+      }
+    }
+    return types;
   }
 
   async version(packageId: string, versionId: string, manager?: EntityManager, lock = false): Promise<VersionRow> {

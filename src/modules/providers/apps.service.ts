@@ -137,6 +137,18 @@ export class AppsService {
   }
 
   /**
+   * Where the webhook area delivers for an app and whom it notifies (worker
+   * side, no principal): the app's `webhook_url` and its developer's email.
+   */
+  async webhookTarget(appId: string): Promise<{ webhook_url: string | null; developer_email: string } | null> {
+    const [row]: Array<{ webhook_url: string | null; developer_email: string }> = await this.dataSource.query(
+      `SELECT a.webhook_url, d.email AS developer_email FROM apps a JOIN developers d ON d.id = a.developer_id WHERE a.id = $1`,
+      [appId],
+    );
+    return row ?? null;
+  }
+
+  /**
    * The app when the principal may act on it. Another developer's app answers
    * `insufficient_scope` (403) as the spec prescribes; an unknown id `not_found`.
    */

@@ -2,6 +2,7 @@ import { Foundation1764000000000 } from './1764000000000-Foundation';
 import { UserApi1764000100000 } from './1764000100000-UserApi';
 import { Providers1764000500000 } from './1764000500000-Providers';
 import { Packages1764000600000 } from './1764000600000-Packages';
+import { Webhooks1764000700000 } from './1764000700000-Webhooks';
 import { RuntimeBridge1764000800000 } from './1764000800000-RuntimeBridge';
 
 /**
@@ -13,5 +14,6 @@ export const MIGRATIONS = [
   UserApi1764000100000,
   Providers1764000500000,
   Packages1764000600000,
+  Webhooks1764000700000,
   RuntimeBridge1764000800000,
 ];

@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ProblemError } from '../../common/errors/problem-error';
+import { newId } from '../../common/ids';
+import { DomainEvents } from '../events/domain-events';
+import { PackagesService } from '../packages/packages.service';
+import { validatorFor } from '../packages/schema-checker';
+import { WebhookProfiles } from './webhook-profiles.service';
+import { verifySpecSignature } from './webhook-signature';
+
+/** Inbound events older (or further in the future) than this are refused: replay protection. */
+export const INBOUND_MAX_AGE_MS = 5 * 60_000;
+/** Outbox event type that hands an accepted provider event to processing (surfaces, gateway). */
+export const PROVIDER_EVENT_RECEIVED = 'provider_event.received';
+
+export interface InboundAck {
+  status: 'accepted';
+  event_id: string;
+  processed_at: string;
+}
+
+/**
+ * Signed inbound webhooks from provider runtimes (spec, Webhook mode):
+ * signature over the raw bytes first, then the registered event type and its
+ * schema, then de-duplication by app, event, timestamp and body hash.
+ */
+@Injectable()
+export class InboundWebhooks {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly profiles: WebhookProfiles,
+    private readonly packages: PackagesService,
+    private readonly events: DomainEvents,
+  ) {}
+
+  async receive(appId: string, rawBody: Buffer | undefined, signature: string | undefined): Promise<InboundAck> {
+    await this.verifySignature(appId, rawBody, signature);
+    const body = parse(rawBody!);
+    for (const field of ['event', 'action', 'timestamp', 'userId'] as const) {
+      if (body[field] === undefined || body[field] === null) throw new ProblemError('missing_field', `${field} is required`, { field });
+      if (typeof body[field] !== 'string' || body[field] === '')
+        throw new ProblemError('invalid_format', `${field} must be a non-empty string`, { field });
+    }
+    if (body.data === undefined) throw new ProblemError('missing_field', 'data is required', { field: 'data' });
+    if (typeof body.data !== 'object' || body.data === null || Array.isArray(body.data)) {
+      throw new ProblemError('invalid_format', 'data must be an object', { field: 'data' });
+    }
+    const occurredAt = Date.parse(body.timestamp as string);
+    if (Number.isNaN(occurredAt) || !/^\d{4}-\d{2}-\d{2}T/.test(body.timestamp as string)) {
+      throw new ProblemError('invalid_format', 'timestamp must be an ISO 8601 date-time', { field: 'timestamp' });
+    }
+    if (Math.abs(Date.now() - occurredAt) > INBOUND_MAX_AGE_MS) {
+      throw new ProblemError('invalid_format', 'timestamp is more than 5 minutes away from now; events are accepted for 5 minutes only', {
+        field: 'timestamp',
+      });
+    }
+    const registered = (await this.packages.webhookEventTypes(appId)).get(body.event as string);
+    if (!registered)
+      throw new ProblemError('invalid_format', `event "${String(body.event)}" is not registered by this app's packages`, {
+        field: 'event',
+      });
+    const check = validatorFor(registered.schema)(body.data);
+    if (!check.valid) {
+      throw new ProblemError(
+        'invalid_format',
+        `data does not match the schema of ${registered.type}: ${check.errors.slice(0, 5).join('; ')}`,
+        {
+          field: `data${check.errors[0]?.startsWith('/') ? check.errors[0].split(' ')[0].replace(/\//g, '.') : ''}`,
+          errors: check.errors,
+        },
+      );
+    }
+
+    const bodyHash = createHash('sha256').update(rawBody!).digest('hex');
+    return this.dataSource.transaction(async (manager) => {
+      const id = newId('evt');
+      const inserted: Array<{ id: string; received_at: Date }> = await manager.query(
+        `INSERT INTO inbound_webhook_events (id, app_id, event_type, action, user_id, occurred_at, body_sha256, data)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (app_id, event_type, occurred_at, body_sha256) DO NOTHING RETURNING id, received_at`,
+        [id, appId, body.event, body.action, body.userId, new Date(occurredAt), bodyHash, JSON.stringify(body.data)],
+      );
+      if (inserted.length === 0) {
+        // A repeat: acknowledged with the first event's id, not processed again.
+        const [first]: Array<{ id: string; received_at: Date }> = await manager.query(
+          `SELECT id, received_at FROM inbound_webhook_events WHERE app_id = $1 AND event_type = $2 AND occurred_at = $3 AND body_sha256 = $4`,
+          [appId, body.event, new Date(occurredAt), bodyHash],
+        );
+        return { status: 'accepted' as const, event_id: first.id, processed_at: first.received_at.toISOString() };
+      }
+      await this.events.record(manager, {
+        type: PROVIDER_EVENT_RECEIVED,
+        payload: {
+          app_id: appId,
+          event_id: id,
+          event: body.event,
+          action: body.action,
+          user_id: body.userId,
+          occurred_at: body.timestamp,
+          data: body.data,
+        },
+      });
+      return { status: 'accepted' as const, event_id: id, processed_at: inserted[0].received_at.toISOString() };
+    });
+  }
+
+  /** 401 for a missing header, a header without `sha256=`, or a mismatch with the current (or, in grace, previous) secret. */
+  private async verifySignature(appId: string, rawBody: Buffer | undefined, signature: string | undefined): Promise<void> {
+    if (!signature) throw new ProblemError('invalid_signature', 'X-Signature-256 header is required');
+    if (!signature.startsWith('sha256=')) throw new ProblemError('invalid_signature', 'X-Signature-256 must have the form sha256=<hex>');
+    const profile = await this.profiles.find(appId);
+    if (!profile || !rawBody) throw new ProblemError('invalid_signature', 'X-Signature-256 does not match the request body');
+    const secrets = this.profiles.signingSecrets(profile);
+    const ok = [secrets.current, secrets.previous].some((secret) => secret !== null && verifySpecSignature(secret, rawBody, signature));
+    if (!ok) throw new ProblemError('invalid_signature', 'X-Signature-256 does not match the request body');
+  }
+}
+
+function parse(raw: Buffer): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(raw.toString('utf8'));
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    /* answered below */
+  }
+  throw new ProblemError('bad_request', 'The body must be a JSON object');
+}

@@ -1,0 +1,279 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { ProblemError } from '../../common/errors/problem-error';
+import { isId, newId } from '../../common/ids';
+import { AppsService } from '../providers/apps.service';
+import { PlatformPrincipal } from '../providers/auth/platform-principal';
+import { DeliveryListQuery, WebhookEventType } from './dto/webhook.dto';
+import { WebhookDeliveryQueue } from './webhook-delivery.queue';
+import { WebhookProfiles } from './webhook-profiles.service';
+import { sampleData } from './sample-events';
+
+export interface DeliveryRow {
+  id: string;
+  app_id: string;
+  event_id: string;
+  event_type: string;
+  idempotency_key: string;
+  body: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempt_count: number;
+  chain_started_at: Date;
+  next_attempt_at: Date;
+  last_status_code: number | null;
+  last_error: string | null;
+  replay_of: string | null;
+  test: boolean;
+  delivered_at: Date | null;
+  failed_at: Date | null;
+  created_at: Date;
+}
+
+interface AttemptRow {
+  attempt: number;
+  started_at: Date;
+  request_headers: Record<string, string>;
+  status_code: number | null;
+  latency_ms: number;
+  response_body: string | null;
+  error_class: string | null;
+  outcome: string;
+}
+
+export interface EnvelopeInput {
+  eventId: string;
+  type: string;
+  createdAt: Date;
+  appId: string;
+  data: Record<string, unknown>;
+}
+
+const PAGE = 50;
+
+/**
+ * The envelope exactly as the spec lists it, serialised once: these bytes are
+ * stored, signed and sent on every attempt and replay.
+ */
+export function envelope(input: EnvelopeInput): { body: string; idempotencyKey: string } {
+  // Stable per event and app, so retries and replays carry the same key.
+  const idempotencyKey = `${input.eventId}.${input.appId}`;
+  const body = JSON.stringify({
+    id: input.eventId,
+    type: input.type,
+    created_at: input.createdAt.toISOString(),
+    app_id: input.appId,
+    idempotency_key: idempotencyKey,
+    data: input.data,
+  });
+  return { body, idempotencyKey };
+}
+
+/** Delivery rows: creation, the delivery log, replay, test events and recovery after an outage. */
+@Injectable()
+export class WebhookDeliveries {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly apps: AppsService,
+    private readonly profiles: WebhookProfiles,
+    private readonly queue: WebhookDeliveryQueue,
+  ) {}
+
+  /**
+   * Writes a pending delivery (or, for a disabled endpoint, a failed one that
+   * `recover` can re-send later). Null when this event already has its
+   * delivery for the app: fan-out may run again after a crash.
+   */
+  async create(
+    manager: EntityManager,
+    input: EnvelopeInput,
+    options: { test?: boolean; replayOf?: string; disabled?: boolean } = {},
+  ): Promise<DeliveryRow | null> {
+    const { body, idempotencyKey } = envelope(input);
+    const disabled = options.disabled === true;
+    const rows: DeliveryRow[] = await manager.query(
+      `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of, status, last_error, failed_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN now() END)
+       ON CONFLICT (event_id, app_id) WHERE replay_of IS NULL AND NOT test DO NOTHING
+       RETURNING *`,
+      [
+        newId('dlv'),
+        input.appId,
+        input.eventId,
+        input.type,
+        idempotencyKey,
+        body,
+        options.test ?? false,
+        options.replayOf ?? null,
+        disabled ? 'failed' : 'pending',
+        disabled ? 'endpoint_disabled' : null,
+        disabled,
+      ],
+    );
+    return rows[0] ?? null;
+  }
+
+  async list(principal: PlatformPrincipal, appId: string, query: DeliveryListQuery) {
+    await this.apps.owned(principal, appId);
+    const limit = Math.min(Math.max(Number(query.limit ?? PAGE) || PAGE, 1), 200);
+    const cursor = query.cursor ? decodeCursor(query.cursor) : null;
+    const rows: DeliveryRow[] = await this.dataSource.query(
+      `SELECT * FROM webhook_deliveries
+        WHERE app_id = $1
+          AND ($2::text IS NULL OR status = $2)
+          AND ($3::text IS NULL OR event_type = $3)
+          AND ($4::timestamptz IS NULL OR created_at >= $4)
+          AND ($5::timestamptz IS NULL OR created_at < $5)
+          AND ($6::timestamptz IS NULL OR (created_at, id) < ($6, $7))
+        ORDER BY created_at DESC, id DESC
+        LIMIT $8`,
+      [
+        appId,
+        query.status ?? null,
+        query.event_type ?? null,
+        query.since ?? null,
+        query.until ?? null,
+        cursor?.at ?? null,
+        cursor?.id ?? null,
+        limit + 1,
+      ],
+    );
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      deliveries: page.map(toSummary),
+      next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
+    };
+  }
+
+  async get(principal: PlatformPrincipal, appId: string, deliveryId: string) {
+    const row = await this.owned(principal, appId, deliveryId);
+    const attempts: AttemptRow[] = await this.dataSource.query(
+      `SELECT attempt, started_at, request_headers, status_code, latency_ms, response_body, error_class, outcome
+         FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt`,
+      [row.id],
+    );
+    return {
+      ...toSummary(row),
+      payload: JSON.parse(row.body) as unknown,
+      attempts: attempts.map((a) => ({
+        attempt: a.attempt,
+        started_at: a.started_at.toISOString(),
+        request_headers: a.request_headers,
+        status_code: a.status_code,
+        latency_ms: a.latency_ms,
+        response_body: a.response_body,
+        error_class: a.error_class,
+        outcome: a.outcome,
+      })),
+    };
+  }
+
+  /** A new attempt chain with the same event id, idempotency key and body bytes. */
+  async replay(principal: PlatformPrincipal, appId: string, deliveryId: string) {
+    const original = await this.owned(principal, appId, deliveryId);
+    if (original.status === 'pending')
+      throw new ProblemError('conflict', `Delivery ${deliveryId} is still pending; replay it once it is delivered or failed`);
+    const row = await this.replayRow(original);
+    await this.queue.enqueue(row.id);
+    return toSummary(row);
+  }
+
+  /** A signed test event of `type` with sample data, delivered like any other. */
+  async sendTest(principal: PlatformPrincipal, appId: string, type: WebhookEventType) {
+    const app = await this.apps.owned(principal, appId);
+    const profile = await this.profiles.find(appId);
+    if (!profile || !app.webhook_url) throw new ProblemError('not_found', `App ${appId} has no webhook profile yet; create one with PUT`);
+    const row = await this.dataSource.transaction((manager) =>
+      this.create(manager, { eventId: newId('evt'), type, createdAt: new Date(), appId, data: sampleData(type, appId) }, { test: true }),
+    );
+    await this.queue.enqueue(row!.id);
+    return toSummary(row!);
+  }
+
+  async requestRecover(principal: PlatformPrincipal, appId: string, since: string) {
+    await this.apps.owned(principal, appId);
+    const jobId = await this.queue.requestRecover(appId, new Date(since));
+    return { job_id: jobId, status: 'queued' as const, since: new Date(since).toISOString() };
+  }
+
+  /**
+   * Worker side of recover: a replay for every failed delivery since `since`
+   * that is the latest chain of its event (running it twice re-sends nothing twice).
+   */
+  async recover(appId: string, since: Date): Promise<number> {
+    const failed: DeliveryRow[] = await this.dataSource.query(
+      `SELECT d.* FROM webhook_deliveries d
+        WHERE d.app_id = $1 AND d.status = 'failed' AND d.created_at >= $2
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r
+                           WHERE r.app_id = d.app_id AND r.event_id = d.event_id AND r.created_at > d.created_at)
+        ORDER BY d.created_at, d.id`,
+      [appId, since],
+    );
+    for (const original of failed) {
+      const row = await this.replayRow(original);
+      await this.queue.enqueue(row.id);
+    }
+    return failed.length;
+  }
+
+  private async replayRow(original: DeliveryRow): Promise<DeliveryRow> {
+    const [row]: DeliveryRow[] = await this.dataSource.query(
+      `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+      [
+        newId('dlv'),
+        original.app_id,
+        original.event_id,
+        original.event_type,
+        original.idempotency_key,
+        original.body,
+        original.test,
+        original.id,
+      ],
+    );
+    return row;
+  }
+
+  private async owned(principal: PlatformPrincipal, appId: string, deliveryId: string): Promise<DeliveryRow> {
+    await this.apps.owned(principal, appId);
+    const [row]: DeliveryRow[] = isId(deliveryId, 'dlv')
+      ? await this.dataSource.query(`SELECT * FROM webhook_deliveries WHERE id = $1 AND app_id = $2`, [deliveryId, appId])
+      : [];
+    if (!row) throw new ProblemError('not_found', `No delivery ${deliveryId} for app ${appId}`);
+    return row;
+  }
+}
+
+function toSummary(row: DeliveryRow) {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    idempotency_key: row.idempotency_key,
+    status: row.status,
+    attempt_count: row.attempt_count,
+    next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
+    last_status_code: row.last_status_code,
+    last_error: row.last_error,
+    replay_of: row.replay_of,
+    test: row.test,
+    delivered_at: row.delivered_at?.toISOString() ?? null,
+    failed_at: row.failed_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+function encodeCursor(row: DeliveryRow): string {
+  return Buffer.from(JSON.stringify([row.created_at.toISOString(), row.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { at: string; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    if (typeof at !== 'string' || typeof id !== 'string' || Number.isNaN(Date.parse(at))) throw new Error('bad cursor');
+    return { at, id };
+  } catch {
+    throw new ProblemError('invalid_format', 'cursor is not one this service issued', { field: 'cursor' });
+  }
+}
