@@ -8,6 +8,7 @@ import { AgentsModule } from './modules/agents/agents.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { ConformanceModule } from './modules/conformance/conformance.module';
 import { ContactsModule } from './modules/contacts/contacts.module';
+import { GatewayModule } from './modules/gateway/gateway.module';
 import { MarketplaceModule } from './modules/marketplace/marketplace.module';
 import { MessagesModule } from './modules/messages/messages.module';
 import { PackagesModule } from './modules/packages/packages.module';
@@ -38,6 +39,7 @@ const API_AREAS = [
   RuntimeBridgeModule,
   SurfacesModule,
   WebhooksModule,
+  GatewayModule,
 ];
 
 export interface AppModuleOptions {

@@ -1,6 +1,7 @@
 import { INestApplicationContext, ModuleMetadata, ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { WsAdapter } from '@nestjs/platform-ws';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
@@ -42,6 +43,8 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
   );
   app.useLogger(app.get(Logger));
   app.flushLogs();
+  // The gateway shares the HTTP server: upgrades to /v1/gateway become WebSockets (see modules/gateway).
+  app.useWebSocketAdapter(new WsAdapter(app));
 
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {
@@ -65,7 +68,10 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
     app,
     new DocumentBuilder()
       .setTitle('Service API')
-      .setDescription('User API (`{ error: { code, message, status } }` errors) and provider platform (RFC 9457 problem details).')
+      .setDescription(
+        'User API (`{ error: { code, message, status } }` errors) and provider platform (RFC 9457 problem details). ' +
+          'Real-time events: WebSocket at `/v1/gateway?token=…`, full event reference under the `gateway` tag (docs/events.md).',
+      )
       .setVersion('1')
       .addBearerAuth()
       .build(),

@@ -11,6 +11,7 @@ import { AuthModule } from './modules/auth/auth.module';
 import { ConformanceModule } from './modules/conformance/conformance.module';
 import { ConformanceProcessor } from './modules/conformance/conformance.processor';
 import { ContactsModule } from './modules/contacts/contacts.module';
+import { MessageFanout } from './modules/gateway/message-fanout.subscriber';
 import { MarketplaceModule } from './modules/marketplace/marketplace.module';
 import { HealthModule } from './modules/health/health.module';
 import { MessagesModule } from './modules/messages/messages.module';
@@ -35,7 +36,7 @@ const PROCESSORS: Type[] = [
   ...WEBHOOK_PROCESSORS,
 ];
 /** Domain event subscribers that only the worker runs. */
-const SUBSCRIBERS: Type[] = [MailQueueFeeder, ...WEBHOOK_SUBSCRIBERS];
+const SUBSCRIBERS: Type[] = [MailQueueFeeder, MessageFanout, ...WEBHOOK_SUBSCRIBERS];
 /** Long-running services of the worker role (realtime stream supervision). */
 const SUPERVISORS: Type[] = [...RUNTIME_BRIDGE_SUPERVISORS];
 /**

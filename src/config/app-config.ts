@@ -67,6 +67,8 @@ export interface AppConfig {
     /** Base delay before re-opening a dropped or stale realtime stream (`REALTIME_RECONNECT_BASE_MS`). */
     reconnectBaseMs: number;
   };
+  /** WebSocket gateway: heartbeat interval, notice before token expiry, and per-connection frame budget. */
+  gateway: { heartbeatMs: number; expiryNoticeSeconds: number; framesPerSecond: number; frameBurst: number };
 }
 
 export class ConfigError extends Error {
@@ -244,6 +246,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retryBudgetMs: int('RUNTIME_RETRY_BUDGET_MS', 30_000, 0, 600_000),
       tickMs: int('RUNTIME_TICK_MS', 5_000, 100, 3_600_000),
       reconnectBaseMs: int('REALTIME_RECONNECT_BASE_MS', 1_000, 10, 300_000),
+    },
+    gateway: {
+      heartbeatMs: int('GATEWAY_HEARTBEAT_MS', 25_000, 100, 300_000),
+      expiryNoticeSeconds: int('GATEWAY_EXPIRY_NOTICE_SECONDS', 60, 1, 3600),
+      framesPerSecond: int('GATEWAY_FRAMES_PER_SECOND', 20, 1, 10_000),
+      frameBurst: int('GATEWAY_FRAME_BURST', 40, 1, 100_000),
     },
   };
 

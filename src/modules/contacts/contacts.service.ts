@@ -166,6 +166,21 @@ export class ContactsService {
   }
 
   /**
+   * Users linked both ways with this user: the user has a contact linked to
+   * them and they have a contact linked to the user. Presence is shared only
+   * between them, so adding someone's email does not reveal when they are online.
+   */
+  async mutualLinkedUserIds(userId: string): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.contacts.query(
+      `SELECT DISTINCT mine.linked_user_id AS id
+         FROM contacts mine JOIN contacts theirs ON theirs.user_id = mine.linked_user_id AND theirs.linked_user_id = mine.user_id
+        WHERE mine.user_id = $1`,
+      [userId],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /**
    * Counts one message to each contact (inside the send transaction): the
    * weight decays to `at` and gains 1, and `last_interaction` moves to `at`.
    * Rows are locked in id order first, so concurrent group sends cannot deadlock.

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { ContactsModule } from '../contacts/contacts.module';
 import { MessageRecipientEntity } from './entities/message-recipient.entity';
 import { MessageEntity } from './entities/message.entity';
+import { MessageReceipts } from './message-receipts.service';
 import { MessagesController } from './messages.controller';
 import { MessagesPersonalData } from './messages.personal-data';
 import { MessagesService } from './messages.service';
@@ -11,7 +12,7 @@ import { MessagesService } from './messages.service';
 @Module({
   imports: [TypeOrmModule.forFeature([MessageEntity, MessageRecipientEntity]), ContactsModule],
   controllers: [MessagesController],
-  providers: [MessagesService, MessagesPersonalData],
-  exports: [MessagesService],
+  providers: [MessagesService, MessageReceipts, MessagesPersonalData],
+  exports: [MessagesService, MessageReceipts],
 })
 export class MessagesModule {}

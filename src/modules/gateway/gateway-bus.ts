@@ -1,0 +1,84 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { REDIS } from '../../infra/redis/redis.module';
+import { redisOptionsFromUrl } from '../../infra/redis/redis-options';
+
+type Listener = (message: string) => void;
+
+/**
+ * Redis pub/sub for the gateway of this api instance. One subscriber
+ * connection (a subscribed connection can run no other command) holds the
+ * channels of the users and capability streams that have a local socket; the
+ * shared command client publishes. ioredis resubscribes after a reconnect.
+ */
+@Injectable()
+export class GatewayBus implements OnApplicationShutdown {
+  private readonly logger = new Logger(GatewayBus.name);
+  private readonly listeners = new Map<string, Set<Listener>>();
+  private subscriber: Redis | null = null;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(REDIS) private readonly redis: Redis,
+  ) {}
+
+  /** Listens to a channel; the Redis subscription is made by the first listener. */
+  async listen(channel: string, listener: Listener): Promise<void> {
+    let set = this.listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(channel, set);
+    }
+    set.add(listener);
+    if (set.size === 1) await this.connection().subscribe(channel);
+  }
+
+  /** Stops a listener; the Redis subscription ends with the last one. */
+  async unlisten(channel: string, listener: Listener): Promise<void> {
+    const set = this.listeners.get(channel);
+    if (!set?.delete(listener) || set.size > 0) return;
+    this.listeners.delete(channel);
+    if (this.subscriber?.status === 'ready') await this.subscriber.unsubscribe(channel).catch(() => undefined);
+  }
+
+  async publish(channel: string, payload: unknown): Promise<void> {
+    await this.redis.publish(channel, JSON.stringify(payload));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const subscriber = this.subscriber;
+    this.subscriber = null;
+    if (subscriber?.status === 'ready') await subscriber.quit().catch(() => subscriber.disconnect());
+    else subscriber?.disconnect();
+  }
+
+  private connection(): Redis {
+    if (this.subscriber) return this.subscriber;
+    const subscriber = new Redis({
+      ...redisOptionsFromUrl(this.config.redisUrl),
+      retryStrategy: (times) => Math.min(times * 200, 2000),
+      // The ready check sends INFO, which Redis refuses once the SUBSCRIBEs queued during
+      // the first connect have gone out (many sockets connecting at once showed it).
+      enableReadyCheck: false,
+    });
+    let reported = false;
+    subscriber.on('error', (error: Error) => {
+      if (!reported) this.logger.warn(`gateway subscriber: ${error.message}`);
+      reported = true;
+    });
+    subscriber.on('ready', () => (reported = false));
+    subscriber.on('message', (channel: string, message: string) => {
+      for (const listener of this.listeners.get(channel) ?? []) {
+        try {
+          listener(message);
+        } catch (error) {
+          this.logger.error({ err: error, channel }, 'gateway listener failed');
+        }
+      }
+    });
+    this.subscriber = subscriber;
+    return subscriber;
+  }
+}

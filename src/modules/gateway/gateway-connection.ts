@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
+import { ApiError, ApiErrorCode, API_ERROR_STATUS } from '../../common/errors/api-error';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { CLOSE, ServerFrame } from './gateway-protocol';
+
+/** Message ids a connection sent itself, remembered so it is not echoed its own `message.created`. */
+const REMEMBERED_SENDS = 200;
+
+export interface FrameBudget {
+  framesPerSecond: number;
+  frameBurst: number;
+}
+
+/** One authenticated socket on this api instance. */
+export class GatewayConnection {
+  readonly id = randomUUID();
+  lastSeen = Date.now();
+  /** Listeners this connection holds on the bus, by channel, so closing releases them all. */
+  readonly listeners = new Map<string, (message: string) => void>();
+  readonly timers: NodeJS.Timeout[] = [];
+  private readonly sent = new Set<string>();
+  private tokens: number;
+  private refilledAt = Date.now();
+  private refusedInARow = 0;
+
+  constructor(
+    readonly socket: WebSocket,
+    readonly user: AuthenticatedUser,
+    readonly expiresAt: Date,
+    private readonly budget: FrameBudget,
+  ) {
+    this.tokens = budget.frameBurst;
+  }
+
+  get open(): boolean {
+    return this.socket.readyState === WebSocket.OPEN;
+  }
+
+  send(frame: ServerFrame): void {
+    if (this.open) this.socket.send(JSON.stringify(frame));
+  }
+
+  error(code: ApiErrorCode, message: string, id?: string): void {
+    this.send({ type: 'error', ...(id === undefined ? {} : { id }), data: { code, message, status: API_ERROR_STATUS[code] } });
+  }
+
+  fail(error: ApiError, id?: string): void {
+    this.error(error.code, error.message, id);
+  }
+
+  close(code: number, reason: string): void {
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(code, reason);
+  }
+
+  /**
+   * Token bucket of incoming frames. A frame over budget is refused with
+   * `RATE_LIMITED`; a client that keeps sending through a whole burst of
+   * refusals is not listening and is closed with 4429.
+   */
+  admit(): boolean {
+    const now = Date.now();
+    this.tokens = Math.min(this.budget.frameBurst, this.tokens + ((now - this.refilledAt) / 1000) * this.budget.framesPerSecond);
+    this.refilledAt = now;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      this.refusedInARow = 0;
+      return true;
+    }
+    this.refusedInARow += 1;
+    if (this.refusedInARow > this.budget.frameBurst) this.close(CLOSE.ABUSE, 'frame rate limit exceeded');
+    else this.error('RATE_LIMITED', `More than ${this.budget.framesPerSecond} frames per second; slow down`);
+    return false;
+  }
+
+  rememberSent(messageId: string): void {
+    this.sent.add(messageId);
+    if (this.sent.size > REMEMBERED_SENDS) this.sent.delete(this.sent.values().next().value as string);
+  }
+
+  sentItself(messageId: string): boolean {
+    return this.sent.has(messageId);
+  }
+}

@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { ContactsModule } from '../contacts/contacts.module';
+import { MarketplaceModule } from '../marketplace/marketplace.module';
+import { MessagesModule } from '../messages/messages.module';
+import { PackagesModule } from '../packages/packages.module';
+import { GatewayBus } from './gateway-bus';
+import { GatewayController } from './gateway.controller';
+import { GatewayConnections } from './gateway-connections.service';
+import { GatewayFrames } from './gateway-frames.service';
+import { Presence } from './presence.service';
+import { RealtimeGateway } from './realtime.gateway';
+
+/**
+ * Real-time gateway of the api role (WebSocket at `/v1/gateway`). The worker
+ * side (MessageFanout, publishing `message.created` to Redis) is registered in
+ * WorkerModule's subscribers; this module only delivers.
+ */
+@Module({
+  imports: [AuthModule, ContactsModule, MessagesModule, MarketplaceModule, PackagesModule],
+  controllers: [GatewayController],
+  providers: [RealtimeGateway, GatewayConnections, GatewayFrames, Presence, GatewayBus],
+})
+export class GatewayModule {}

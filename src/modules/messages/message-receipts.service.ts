@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+
+export interface Receipt {
+  message_id: string;
+  sender_id: string;
+  at: string;
+}
+
+export interface UndeliveredMessage {
+  id: string;
+  sender_id: string;
+  recipient_kind: string;
+  type: string;
+  content: string;
+  created_at: string;
+}
+
+/**
+ * Delivery and read receipts of received messages. Each transition is an
+ * `UPDATE … WHERE <column> IS NULL RETURNING`, so when several gateway
+ * instances hold sockets of the same recipient only one of them reports it.
+ */
+@Injectable()
+export class MessageReceipts {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Marks a message delivered to a recipient user; the receipt, or null when it was already delivered (or is not theirs). */
+  async markDelivered(recipientUserId: string, messageId: string): Promise<Receipt | null> {
+    const [rows]: [Array<{ sender_id: string; delivered_at: Date }>, number] = await this.dataSource.query(
+      `UPDATE message_recipients r SET delivered_at = now(), status = 'delivered'
+         FROM messages m
+        WHERE m.id = r.message_id AND r.message_id = $1 AND r.recipient_user_id = $2 AND r.delivered_at IS NULL
+        RETURNING m.sender_id, r.delivered_at`,
+      [messageId, recipientUserId],
+    );
+    return rows.length > 0 ? { message_id: messageId, sender_id: rows[0].sender_id, at: rows[0].delivered_at.toISOString() } : null;
+  }
+
+  /** Marks messages read by a recipient user (and delivered, if not yet); receipts of those that changed. */
+  async markRead(recipientUserId: string, messageIds: string[]): Promise<Receipt[]> {
+    const [rows]: [Array<{ message_id: string; sender_id: string; read_at: Date }>, number] = await this.dataSource.query(
+      `UPDATE message_recipients r SET read_at = now(), delivered_at = COALESCE(r.delivered_at, now()), status = 'read'
+         FROM messages m
+        WHERE m.id = r.message_id AND r.message_id = ANY($1::text[]) AND r.recipient_user_id = $2 AND r.read_at IS NULL
+        RETURNING r.message_id, m.sender_id, r.read_at`,
+      [messageIds, recipientUserId],
+    );
+    const seen = new Map<string, Receipt>();
+    for (const row of rows)
+      seen.set(row.message_id, { message_id: row.message_id, sender_id: row.sender_id, at: row.read_at.toISOString() });
+    return [...seen.values()];
+  }
+
+  /**
+   * Messages other users sent to this user after `since` (exclusive), oldest
+   * first, for a reconnecting client; at most `limit`.
+   */
+  async receivedSince(recipientUserId: string, since: Date, limit: number): Promise<UndeliveredMessage[]> {
+    const rows: Array<Omit<UndeliveredMessage, 'created_at'> & { created_at: Date }> = await this.dataSource.query(
+      `SELECT m.id, m.sender_id, m.recipient_kind, m.type, m.content, m.created_at
+         FROM messages m
+        WHERE m.created_at > $2 AND m.sender_id <> $1
+          AND EXISTS (SELECT 1 FROM message_recipients r WHERE r.message_id = m.id AND r.recipient_user_id = $1)
+        ORDER BY m.created_at, m.id
+        LIMIT $3`,
+      [recipientUserId, since, limit],
+    );
+    return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
+  }
+}
