@@ -56,7 +56,8 @@ describe('real-time gateway: capability streams', () => {
     runtime = await ProviderRuntime.start();
     env = await TestEnvironment.create({ SMTP_URL: smtp.url, ...idp.env });
     apiUrl = (await env.startApi()).url;
-    await env.startWorker();
+    // This worker never ticks the stream supervisor: the first tests play the bridge by publishing themselves.
+    await env.startWorker({ env: { RUNTIME_TICK_MS: '3600000' } });
     publisher = new Redis(env.env.REDIS_URL);
 
     const developer = await onboardDeveloper(apiUrl, smtp, 'streams@example.com');
@@ -142,5 +143,21 @@ describe('real-time gateway: capability streams', () => {
     const client = await open(other.token);
     client.socket.send(JSON.stringify({ type: 'capability.subscribe', id: 'x', data: { install_id: installId, capability: 'ticker' } }));
     expect((await client.next('error')).data).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+  });
+
+  it('relays data from the provider runtime’s SSE stream end to end: subscribe, bridge supervisor, Redis, gateway', async () => {
+    // A worker whose stream supervisor looks for subscriptions every 250 ms.
+    await env.startWorker({ env: { RUNTIME_TICK_MS: '250' } });
+    const client = await open(user.token);
+    client.socket.send(
+      JSON.stringify({ type: 'capability.subscribe', id: 'live-1', data: { install_id: installId, capability: 'ticker' } }),
+    );
+    expect((await client.next('ack')).data).toMatchObject({ subscribed: true });
+    const frame = await waitFor(() => client.frames.find((f) => f.type === 'capability.data'), {
+      what: 'live ticker data',
+      timeoutMs: 15_000,
+    });
+    expect(frame.data).toMatchObject({ install_id: installId, capability: 'ticker', data: { pair: 'EURUSD', rate: expect.any(Number) } });
+    expect(runtime.requestsTo('/capabilities/ticker/stream').length).toBeGreaterThan(0);
   });
 });

@@ -18,6 +18,8 @@ export class GatewayConnection {
   lastSeen = Date.now();
   /** Listeners this connection holds on the bus, by channel, so closing releases them all. */
   readonly listeners = new Map<string, (message: string) => void>();
+  /** Work to stop when a channel is no longer listened to (lease renewal timers). */
+  readonly stoppers = new Map<string, () => void>();
   readonly timers: NodeJS.Timeout[] = [];
   private readonly sent = new Set<string>();
   private tokens: number;

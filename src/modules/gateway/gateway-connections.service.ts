@@ -126,9 +126,10 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
   }
 
   /** Subscribes a connection to a bus channel for as long as it is open. */
-  async listen(connection: GatewayConnection, channel: string, listener: (message: string) => void): Promise<void> {
+  async listen(connection: GatewayConnection, channel: string, listener: (message: string) => void, onStop?: () => void): Promise<void> {
     if (connection.listeners.has(channel)) return;
     connection.listeners.set(channel, listener);
+    if (onStop) connection.stoppers.set(channel, onStop);
     await this.bus.listen(channel, listener);
   }
 
@@ -136,6 +137,8 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
     const listener = connection.listeners.get(channel);
     if (!listener) return false;
     connection.listeners.delete(channel);
+    connection.stoppers.get(channel)?.();
+    connection.stoppers.delete(channel);
     await this.bus.unlisten(channel, listener);
     return true;
   }

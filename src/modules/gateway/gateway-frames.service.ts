@@ -6,6 +6,10 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { ApiError } from '../../common/errors/api-error';
+import { ProblemError } from '../../common/errors/problem-error';
+import { ExecutionTarget } from '../marketplace/installs.service';
+import { CapabilityDescriptor } from '../packages/capability-descriptor';
+import { RealtimeSubscriptions } from '../runtime-bridge/realtime-subscriptions.service';
 import { RequestValidationError } from '../../common/errors/request-validation.error';
 import { isId } from '../../common/ids';
 import { RateLimits } from '../../common/rate-limit/rate-limits.service';
@@ -50,6 +54,7 @@ export class GatewayFrames {
     private readonly presence: Presence,
     private readonly bus: GatewayBus,
     private readonly limits: RateLimits,
+    private readonly realtime: RealtimeSubscriptions,
   ) {}
 
   async handle(connection: GatewayConnection, raw: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): Promise<void> {
@@ -171,11 +176,31 @@ export class GatewayFrames {
       const install = active.find((row) => row.id === installId);
       if (!install) throw new ApiError('NOT_FOUND', `No active install ${installId}`);
       const version = await this.packages.version(install.package_id, install.version_id);
-      if (!version.capabilities.some((c) => c.name === capability && c.type === 'realtime'))
-        throw new ApiError('NOT_FOUND', `Install ${installId} has no realtime capability ${capability}`);
-      await this.connections.listen(connection, channel, (message) => relayCapability(connection, installId, capability, message));
+      const descriptor = version.capabilities.find((c) => c.name === capability && c.type === 'realtime');
+      if (!descriptor) throw new ApiError('NOT_FOUND', `Install ${installId} has no realtime capability ${capability}`);
+      // Ask the runtime bridge for the stream (the worker's supervisor opens it) and keep the lease alive while listening.
+      const target = await this.installs.executionTarget({ installId });
+      if (!target) throw new ApiError('NOT_FOUND', `No active install ${installId}`);
+      const lease = await this.openStream(target, descriptor);
+      const renewal = setInterval(() => void this.openStream(target, descriptor).catch(() => undefined), (lease.leaseSeconds * 1000) / 2);
+      renewal.unref();
+      await this.connections.listen(
+        connection,
+        channel,
+        (message) => relayCapability(connection, installId, capability, message),
+        () => clearInterval(renewal),
+      );
     }
     this.ack(connection, frame, { install_id: installId, capability, subscribed: true });
+  }
+
+  private async openStream(target: ExecutionTarget, descriptor: CapabilityDescriptor) {
+    try {
+      return await this.realtime.subscribe(target, descriptor);
+    } catch (error) {
+      if (error instanceof ProblemError) throw new ApiError(error.status === 429 ? 'RATE_LIMITED' : 'BAD_REQUEST', error.detail);
+      throw error;
+    }
   }
 
   private async unsubscribeCapability(connection: GatewayConnection, frame: ClientFrame): Promise<void> {

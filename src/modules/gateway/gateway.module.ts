@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { ContactsModule } from '../contacts/contacts.module';
 import { MarketplaceModule } from '../marketplace/marketplace.module';
+import { RuntimeBridgeModule } from '../runtime-bridge/runtime-bridge.module';
 import { MessagesModule } from '../messages/messages.module';
 import { PackagesModule } from '../packages/packages.module';
 import { GatewayBus } from './gateway-bus';
@@ -17,7 +18,7 @@ import { RealtimeGateway } from './realtime.gateway';
  * WorkerModule's subscribers; this module only delivers.
  */
 @Module({
-  imports: [AuthModule, ContactsModule, MessagesModule, MarketplaceModule, PackagesModule],
+  imports: [AuthModule, ContactsModule, MessagesModule, MarketplaceModule, PackagesModule, RuntimeBridgeModule],
   controllers: [GatewayController],
   providers: [RealtimeGateway, GatewayConnections, GatewayFrames, Presence, GatewayBus],
 })
