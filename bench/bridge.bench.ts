@@ -1,0 +1,149 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import request from 'supertest';
+import { OPERATOR_TOKEN, TestEnvironment } from '../test/support/harness';
+import { TestIdentityProvider } from '../test/support/identity-provider';
+import { goodPackageCapabilities, ProviderRuntime } from '../test/support/provider-runtime';
+import { appToken, onboardDeveloper, registerApp } from '../test/support/providers';
+import { SmtpSink } from '../test/support/smtp-sink';
+import { login } from '../test/support/users';
+
+/**
+ * Latency the runtime bridge adds: a `state` call through the service
+ * (accept, resolve, invoke, deliver, with the cache emptied before each call
+ * so every call reaches the runtime) against the same call made directly to
+ * the runtime, in one run, sequentially. Also a cache hit for contrast.
+ *   npx jest --config bench/jest.bench.config.js bench/bridge.bench.ts
+ */
+/** The bridge's Free-tier limit is 100 state polls per minute per app, user and capability: spread calls over users. */
+const USERS = 4;
+const CALLS = Number(process.env.BENCH_CALLS ?? 120);
+const WARMUP = 8;
+
+function percentile(sorted: number[], p: number): number {
+  return Number(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))].toFixed(2));
+}
+
+function summarise(samples: number[]) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { calls: samples.length, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
+}
+
+async function time(times: number, call: () => Promise<void>, before?: () => Promise<void>): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < times; i += 1) {
+    if (before) await before();
+    const started = process.hrtime.bigint();
+    await call();
+    samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  return samples;
+}
+
+it('measures the runtime bridge against direct runtime calls', async () => {
+  const smtp = await SmtpSink.start();
+  const idp = await TestIdentityProvider.start();
+  const runtime = await ProviderRuntime.start();
+  const env = await TestEnvironment.create({ SMTP_URL: smtp.url, ...idp.env, LOG_LEVEL: 'warn' });
+  const { url } = await env.startApi();
+  await env.startWorker({ env: { RUNTIME_TICK_MS: '3600000' } });
+  const redis = new Redis(env.env.REDIS_URL);
+  try {
+    const developer = await onboardDeveloper(url, smtp, 'bench@example.com');
+    const app = await registerApp(url, developer);
+    const auth = { authorization: `Bearer ${await appToken(url, app)}` };
+    const created = await request(url)
+      .post('/v1/providers/packages')
+      .set(auth)
+      .send({
+        appId: app.id,
+        name: 'Bench Bank',
+        slug: 'bench-bank',
+        description: 'Bench',
+        riskTier: 'action_capable',
+        runtimeUrl: runtime.url,
+        capabilities: goodPackageCapabilities(),
+      })
+      .expect(201);
+    const [packageId, versionId] = [created.body.id as string, created.body.versions[0].id as string];
+    await request(url).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/submit`).set(auth).expect(200);
+    await request(url)
+      .post(`/v1/operator/packages/${packageId}/versions/${versionId}/approve`)
+      .set({ authorization: `Bearer ${OPERATOR_TOKEN}` })
+      .expect(200);
+    await request(url).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/publish`).set(auth).expect(200);
+    const installs: Array<{ userId: string; installId: string }> = [];
+    for (let i = 0; i < USERS; i += 1) {
+      const user = await login(url, idp, { sub: `uid-bench-${i}` });
+      const install = await request(url).post('/v1/installs').set(user.auth).send({ package_id: packageId }).expect(201);
+      installs.push({ userId: user.id, installId: install.body.id as string });
+    }
+    let turn = 0;
+    const nextInstall = () => installs[turn++ % installs.length];
+
+    const params = { account: 'checking' };
+    const direct = async () => {
+      const { userId, installId } = nextInstall();
+      const res = await fetch(`${runtime.url}/capabilities/balance/execute`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer bench',
+          'content-type': 'application/json',
+          'x-service-request-id': `req_${randomUUID().replace(/-/g, '')}`,
+          'x-service-user-id': userId,
+        },
+        body: JSON.stringify({
+          capability: 'balance',
+          mode: 'state',
+          params,
+          context: { userId, installId, locale: 'en', timezone: 'UTC' },
+        }),
+      });
+      if (res.status !== 200) throw new Error(`direct call answered ${res.status}`);
+      await res.arrayBuffer();
+    };
+    // The app token (platform limits are raised in the test environment) names the install to act for.
+    let current = installs[0];
+    const throughService = async () => {
+      await request(url)
+        .post(`/v1/providers/packages/${packageId}/capabilities/balance/execute`)
+        .set(auth)
+        .send({ params, installId: current.installId })
+        .expect(200);
+    };
+    const emptyCache = async () => {
+      current = nextInstall();
+      await redis.del(`${env.env.REDIS_PREFIX}:state:${current.installId}:balance`);
+    };
+    const sameInstall = async () => {
+      current = nextInstall();
+    };
+
+    await time(WARMUP, direct);
+    await time(WARMUP, throughService, emptyCache);
+    const rows = {
+      'direct runtime call': summarise(await time(CALLS, direct)),
+      'through the service (cache emptied)': summarise(await time(CALLS, throughService, emptyCache)),
+      'through the service (cache hit)': summarise(await time(CALLS, throughService, sameInstall)),
+    };
+    const base = rows['direct runtime call'];
+    const report = Object.fromEntries(
+      Object.entries(rows).map(([name, row]) => [
+        name,
+        { ...row, p50Ratio: Number((row.p50Ms / base.p50Ms).toFixed(2)), p99Ratio: Number((row.p99Ms / base.p99Ms).toFixed(2)) },
+      ]),
+    );
+    console.table(report);
+    mkdirSync(join(__dirname, 'results'), { recursive: true });
+    writeFileSync(join(__dirname, 'results', 'bridge.json'), JSON.stringify({ calls: CALLS, node: process.version, report }, null, 2));
+    expect(Object.keys(report)).toHaveLength(3);
+  } finally {
+    redis.disconnect();
+    await env.close();
+    await runtime.close();
+    await idp.close();
+    await smtp.close();
+  }
+});
