@@ -18,7 +18,11 @@ import { MessagesModule } from './modules/messages/messages.module';
 import { SoulModule } from './modules/soul/soul.module';
 import { PrivacyModule } from './modules/privacy/privacy.module';
 import { RuntimeBridgeModule } from './modules/runtime-bridge/runtime-bridge.module';
-import { RUNTIME_BRIDGE_PROCESSORS, RUNTIME_BRIDGE_SUPERVISORS } from './modules/runtime-bridge/runtime-bridge.worker';
+import {
+  RUNTIME_BRIDGE_PROCESSORS,
+  RUNTIME_BRIDGE_SUBSCRIBERS,
+  RUNTIME_BRIDGE_SUPERVISORS,
+} from './modules/runtime-bridge/runtime-bridge.worker';
 import { PRIVACY_PROCESSORS } from './modules/privacy/privacy.worker';
 import { SystemModule } from './modules/system/system.module';
 import { SystemProcessor } from './modules/system/system.processor';
@@ -36,7 +40,7 @@ const PROCESSORS: Type[] = [
   ...WEBHOOK_PROCESSORS,
 ];
 /** Domain event subscribers that only the worker runs. */
-const SUBSCRIBERS: Type[] = [MailQueueFeeder, MessageFanout, ...WEBHOOK_SUBSCRIBERS];
+const SUBSCRIBERS: Type[] = [MailQueueFeeder, MessageFanout, ...WEBHOOK_SUBSCRIBERS, ...RUNTIME_BRIDGE_SUBSCRIBERS];
 /** Long-running services of the worker role (realtime stream supervision). */
 const SUPERVISORS: Type[] = [...RUNTIME_BRIDGE_SUPERVISORS];
 /**

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { INestApplicationContext } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import Redis from 'ioredis';
@@ -421,6 +422,62 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
     const refused = await execute('transfer', { input }).expect(429);
     expect(refused.body.type).toBe(problemType('rate_limit_exceeded'));
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('maps a runtime whose certificate no trusted CA signed to 502 runtime_unavailable', async () => {
+    const untrusted = await ProviderRuntime.start({ certificate: 'untrusted', capabilities: bridgeCapabilities() });
+    await dataSource.query(`UPDATE packages SET runtime_url = $2 WHERE id = $1`, [packageId, untrusted.url]);
+    try {
+      await clearCache();
+      const res = await balance().expect(502);
+      expect(res.body.type).toBe(problemType('runtime_unavailable'));
+      expect(untrusted.requests).toHaveLength(0); // the TLS handshake failed before any request
+    } finally {
+      await dataSource.query(`UPDATE packages SET runtime_url = $2 WHERE id = $1`, [packageId, runtime.url]);
+      await untrusted.close();
+    }
+  });
+
+  it('turns a signed inbound webhook event into the webhook capability’s state and relays it (webhook mode)', async () => {
+    const profile = await request(url)
+      .put(`/v1/providers/apps/${appId}/webhook`)
+      .set(appAuth)
+      .send({ event_types: ['*'] })
+      .expect(201);
+    const subscriber = new Redis(env.env.REDIS_URL);
+    const relayed: string[] = [];
+    subscriber.on('message', (_channel: string, message: string) => relayed.push(message));
+    await subscriber.subscribe(`${env.env.REDIS_PREFIX}:capability:${installId}:meeting_updates`);
+    try {
+      const body = JSON.stringify({
+        event: 'meeting.updated',
+        action: 'moved',
+        timestamp: new Date().toISOString(),
+        userId: user.id,
+        data: { meetingId: 'mtg_42', startsAt: '2026-12-01T10:00:00Z' },
+      });
+      const signature = `sha256=${createHmac('sha256', profile.body.secret as string)
+        .update(body)
+        .digest('hex')}`;
+      await request(url)
+        .post('/v1/providers/runtime/webhook')
+        .set(appAuth)
+        .set('content-type', 'application/json')
+        .set('X-Signature-256', signature)
+        .send(body)
+        .expect(202);
+      const cached = await waitFor(
+        async () => (await redis.get(`${env.env.REDIS_PREFIX}:state:${installId}:meeting_updates`)) ?? undefined,
+        {
+          what: 'the webhook event in the state cache',
+        },
+      );
+      expect(JSON.parse(cached!)).toMatchObject({ source: 'webhook', data: { meetingId: 'mtg_42' } });
+      await waitFor(() => relayed.length > 0 || undefined, { what: 'the relayed webhook event' });
+      expect(JSON.parse(relayed[0])).toMatchObject({ type: 'data', capability: 'meeting_updates', data: { meetingId: 'mtg_42' } });
+    } finally {
+      subscriber.disconnect();
+    }
   });
 
   // Last: it suspends the package every other test uses.
