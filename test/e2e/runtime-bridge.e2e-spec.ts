@@ -472,7 +472,7 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
           what: 'the webhook event in the state cache',
         },
       );
-      expect(JSON.parse(cached!)).toMatchObject({ source: 'webhook', data: { meetingId: 'mtg_42' } });
+      expect(JSON.parse(cached)).toMatchObject({ source: 'webhook', data: { meetingId: 'mtg_42' } });
       await waitFor(() => relayed.length > 0 || undefined, { what: 'the relayed webhook event' });
       expect(JSON.parse(relayed[0])).toMatchObject({ type: 'data', capability: 'meeting_updates', data: { meetingId: 'mtg_42' } });
     } finally {
