@@ -50,12 +50,29 @@ export interface TraceInput {
  * its trace does. Cache hits and pending confirmations are traced but emit no
  * event: the runtime was not invoked.
  */
+/** How long execution traces are kept for the delivery log and debugging. */
+export const TRACE_RETENTION_DAYS = 30;
+
 @Injectable()
 export class ExecutionTraces {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly events: DomainEvents,
   ) {}
+
+  /** Drops traces older than `TRACE_RETENTION_DAYS` in small batches (retention job). */
+  async purgeOld(): Promise<number> {
+    let purged = 0;
+    for (;;) {
+      const [, count]: [unknown, number] = await this.dataSource.query(
+        `DELETE FROM capability_executions WHERE id IN (
+           SELECT id FROM capability_executions WHERE created_at < now() - make_interval(days => $1) LIMIT 5000)`,
+        [TRACE_RETENTION_DAYS],
+      );
+      purged += count;
+      if (count < 5000) return purged;
+    }
+  }
 
   async record(input: TraceInput): Promise<void> {
     input.clock.close();

@@ -31,6 +31,6 @@ import { StatePoller } from './state-poller';
     StatePoller,
     RuntimeBridgeQueue,
   ],
-  exports: [CapabilityExecutor, StateCache, RealtimeSubscriptions, RuntimeInvoker, StatePoller, RuntimeBridgeQueue],
+  exports: [ExecutionTraces, CapabilityExecutor, StateCache, RealtimeSubscriptions, RuntimeInvoker, StatePoller, RuntimeBridgeQueue],
 })
 export class RuntimeBridgeModule {}

@@ -7,6 +7,7 @@ import { AgentsService } from '../agents/agents.service';
 import { Sessions } from '../auth/sessions.service';
 import { VersionLifecycle } from '../packages/version-lifecycle.service';
 import { ExportsService } from '../privacy/exports.service';
+import { ExecutionTraces } from '../runtime-bridge/execution-traces.service';
 
 /** How long dispatched outbox rows are kept for inspection before they are purged. */
 export const DISPATCHED_EVENT_RETENTION_DAYS = 7;
@@ -29,6 +30,7 @@ export class RetentionService {
     private readonly agents: AgentsService,
     private readonly mail: MailOutbox,
     private readonly packages: VersionLifecycle,
+    private readonly traces: ExecutionTraces,
   ) {}
 
   async purgeExpired(): Promise<Record<string, number>> {
@@ -39,6 +41,7 @@ export class RetentionService {
       idempotencyKeysPurged: await this.idempotency.purgeExpired(),
       mailPurged: await this.mail.purgeDelivered(),
       packagesSuspendedForInactivity: await this.packages.suspendInactive(),
+      executionTracesPurged: await this.traces.purgeOld(),
       ...exports,
     };
     this.logger.log(counts, 'purged expired rows');

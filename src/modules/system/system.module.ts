@@ -3,12 +3,13 @@ import { AgentsModule } from '../agents/agents.module';
 import { AuthModule } from '../auth/auth.module';
 import { PackagesModule } from '../packages/packages.module';
 import { PrivacyModule } from '../privacy/privacy.module';
+import { RuntimeBridgeModule } from '../runtime-bridge/runtime-bridge.module';
 import { RetentionService } from './retention.service';
 import { SystemController } from './system.controller';
 import { SystemQueue } from './system.queue';
 
 @Module({
-  imports: [AuthModule, PrivacyModule, AgentsModule, PackagesModule],
+  imports: [AuthModule, PrivacyModule, AgentsModule, PackagesModule, RuntimeBridgeModule],
   controllers: [SystemController],
   providers: [SystemQueue, RetentionService],
   exports: [SystemQueue, RetentionService],
