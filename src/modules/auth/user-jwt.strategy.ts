@@ -18,6 +18,7 @@ export class UserJwtStrategy extends PassportStrategy(Strategy, USER_JWT) {
     tokens: AccessTokens,
     private readonly sessions: Sessions,
   ) {
+    const pems = new Map<string, string>();
     super({
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
       algorithms: [TOKEN_ALGORITHM],
@@ -31,9 +32,14 @@ export class UserJwtStrategy extends PassportStrategy(Strategy, USER_JWT) {
         } catch {
           return done(new ApiError('UNAUTHORIZED', 'Malformed bearer token'));
         }
+        const pem = kid === undefined ? undefined : pems.get(kid);
+        if (pem) return done(null, pem);
         const key = keys.verificationKey(kid);
-        if (!key) return done(new ApiError('UNAUTHORIZED', 'Bearer token was signed with an unknown key'));
-        done(null, key.export({ type: 'spki', format: 'pem' }).toString());
+        if (!key || kid === undefined) return done(new ApiError('UNAUTHORIZED', 'Bearer token was signed with an unknown key'));
+        // passport-jwt wants PEM; export once per key, not once per request.
+        const exported = key.export({ type: 'spki', format: 'pem' }).toString();
+        pems.set(kid, exported);
+        done(null, exported);
       },
     });
   }
