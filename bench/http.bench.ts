@@ -29,7 +29,9 @@ interface Row {
 
 function load(url: string, connections: number, headers: Record<string, string> = {}): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
-    autocannon({ url, connections, duration: DURATION, headers }, (error, result) => (error ? reject(error) : resolve(result)));
+    autocannon({ url, connections, duration: DURATION, headers }, (error: unknown, result) =>
+      error ? reject(error instanceof Error ? error : new Error(JSON.stringify(error))) : resolve(result),
+    );
   });
 }
 

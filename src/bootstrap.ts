@@ -6,6 +6,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { RequestValidationError } from './common/errors/request-validation.error';
+import { BodyTooDeepError, MAX_BODY_DEPTH, nestedDeeperThan } from './common/http/body-depth';
 import { HttpDrain } from './common/http/http-drain';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/http/request-id';
 import { AppConfig } from './config/app-config';
@@ -49,6 +50,10 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  // Deeply nested JSON (thousands of levels) would overflow the stack of the recursive validation pipe: refuse it first.
+  fastify.addHook('preValidation', async (request) => {
+    if (nestedDeeperThan(request.body, MAX_BODY_DEPTH)) throw new BodyTooDeepError();
   });
   const drain = app.get(HttpDrain);
   fastify.addHook('onSend', async (_request, reply) => {

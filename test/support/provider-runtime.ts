@@ -26,6 +26,8 @@ export interface ScriptedAnswer {
   /** Raw body text, sent with `contentType` (default text/plain). */
   raw?: string;
   contentType?: string;
+  /** Extra response headers (a `Location` for redirect tests). */
+  headers?: Record<string, string>;
 }
 
 export interface RecordedRequest {
@@ -223,6 +225,8 @@ export class ProviderRuntime {
   readonly script: ScriptedAnswer[] = [];
   /** While true, new realtime streams open (200, headers) but never send an event: a stale stream. */
   streamSilent = false;
+  /** While true, new realtime streams answer 200 text/event-stream and then send garbage: bytes, broken frames, bad JSON. */
+  streamGarbage = false;
 
   private constructor(
     readonly webhookSecret: string,
@@ -329,10 +333,10 @@ export class ProviderRuntime {
     const scripted = this.script.shift();
     if (scripted) {
       if (scripted.raw !== undefined) {
-        res.writeHead(scripted.status, { 'Content-Type': scripted.contentType ?? 'text/plain' });
+        res.writeHead(scripted.status, { 'Content-Type': scripted.contentType ?? 'text/plain', ...scripted.headers });
         return void res.end(scripted.raw);
       }
-      return this.answer(res, scripted.status, scripted.body);
+      return this.answer(res, scripted.status, scripted.body, scripted.headers);
     }
     const request = (body ?? {}) as {
       capability?: unknown;
@@ -404,6 +408,28 @@ export class ProviderRuntime {
       res.on('close', () => this.streams.delete(res));
       return;
     }
+    if (this.streamGarbage) {
+      const garbage = [
+        Buffer.from([0xff, 0xfe, 0x00, 0x81, 0x0a]),
+        'data: {not json\n\n',
+        'event: data\ndata: [1,2\n\n',
+        'event: data\ndata: "a string, not an object"\n\n',
+        'event: data\ndata: null\n\n',
+        `event: data\ndata: ${'9'.repeat(400)}\n\n`,
+        'retry: -5\nid: \u0000\n\n',
+        `: ${'x'.repeat(128 * 1024)}`,
+        `data: ${'y'.repeat(256 * 1024)}\n\n`,
+        'event: heartbeat\ndata: {"ts":"yesterday"}\n\n',
+      ];
+      let i = 0;
+      const timer = setInterval(() => res.write(garbage[i++ % garbage.length]), 20);
+      this.streams.add(res);
+      res.on('close', () => {
+        clearInterval(timer);
+        this.streams.delete(res);
+      });
+      return;
+    }
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     // A heartbeat at once, then at the declared interval, so a fresh connection is never silent.
     send('heartbeat', { ts: new Date().toISOString() });
@@ -433,10 +459,10 @@ export class ProviderRuntime {
     return this.answer(res, 200, { received: true });
   }
 
-  private async answer(res: ServerResponse, status: number, body: unknown): Promise<void> {
+  private async answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): Promise<void> {
     if (this.behaviour === 'slow') await new Promise((r) => setTimeout(r, this.slowDelayMs));
     if (res.destroyed) return;
-    res.writeHead(status, { 'Content-Type': 'application/json' });
+    res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
   }
 }

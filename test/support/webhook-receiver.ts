@@ -16,6 +16,8 @@ export interface ScriptedResponse {
   headers?: Record<string, string>;
   body?: string;
   delayMs?: number;
+  /** Never answer: the request is read and left hanging until the service gives up. */
+  hang?: boolean;
 }
 
 /**
@@ -49,6 +51,7 @@ export class WebhookReceiver {
         }
         receiver.received.push({ headers: req.headers, raw, body, at: Date.now() });
         const answer = receiver.script.shift() ?? receiver.fallback;
+        if (answer.hang) return;
         const send = () => {
           if (res.destroyed) return;
           res.writeHead(answer.status, answer.headers ?? {});

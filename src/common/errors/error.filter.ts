@@ -100,6 +100,15 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     if (isMalformedBody(exception)) {
       return { ...base, status: 400, userCode: 'BAD_REQUEST', problemCode: 'invalid_format', message: 'Request body is not valid JSON' };
     }
+    if (isUnstorableText(exception)) {
+      return {
+        ...base,
+        status: 400,
+        userCode: 'BAD_REQUEST',
+        problemCode: 'invalid_format',
+        message: 'Text must not contain NUL characters (\\u0000) or invalid Unicode',
+      };
+    }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       const response = exception.getResponse();
@@ -148,4 +157,14 @@ function isMalformedBody(exception: unknown): boolean {
       /is not valid JSON|Body cannot be empty/.test(String(message))
     );
   });
+}
+
+/**
+ * PostgreSQL refusing text it cannot store: NUL in `text` (22021) or in `jsonb` (22P05). The input
+ * is the caller's mistake, so it answers 400 rather than 500; nothing was written (the statement failed).
+ */
+function isUnstorableText(exception: unknown): boolean {
+  const driverError = (exception as { driverError?: { code?: unknown } })?.driverError;
+  const code = driverError?.code ?? (exception as { code?: unknown })?.code;
+  return code === '22021' || code === '22P05';
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsNumber, IsOptional, IsString, Length, Max, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsNumber, IsOptional, IsString, Length, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import {
   COMMUNICATION_STYLES,
   HUMOUR_STYLES,
@@ -10,26 +10,29 @@ import {
   type HumourStyle,
 } from '../soul-traits';
 
+/** Present means set: `null` is refused (400) rather than reaching a NOT NULL column. */
+const WhenPresent = () => ValidateIf((_object: unknown, value: unknown) => value !== undefined);
+
 export class SoulTraitsPatch {
   @ApiPropertyOptional({ enum: COMMUNICATION_STYLES })
-  @IsOptional()
+  @WhenPresent()
   @IsIn(COMMUNICATION_STYLES)
   communication_style?: CommunicationStyle;
 
   @ApiPropertyOptional({ enum: HUMOUR_STYLES })
-  @IsOptional()
+  @WhenPresent()
   @IsIn(HUMOUR_STYLES)
   humour?: HumourStyle;
 
   @ApiPropertyOptional({ minimum: 0, maximum: 1 })
-  @IsOptional()
+  @WhenPresent()
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @Min(0)
   @Max(1)
   formality?: number;
 
   @ApiPropertyOptional({ minimum: 0, maximum: 1 })
-  @IsOptional()
+  @WhenPresent()
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @Min(0)
   @Max(1)
@@ -45,7 +48,7 @@ export class UpdateSoulDto {
   traits?: SoulTraitsPatch;
 
   @ApiPropertyOptional({ type: [String], maxItems: MAX_VALUES })
-  @IsOptional()
+  @WhenPresent()
   @IsArray()
   @ArrayMaxSize(MAX_VALUES)
   @IsString({ each: true })
