@@ -115,31 +115,32 @@ export class RateLimits {
    * window with the fewest requests left, which is the one that will refuse first.
    */
   private async consume(limiters: RateLimiterAbstract[], key: string, names: string[]): Promise<RateDecision> {
-    let tightest: RateDecision | null = null;
-    for (const [index, limiter] of limiters.entries()) {
-      let result: RateLimiterRes;
-      let allowed = true;
-      try {
-        result = await limiter.consume(key);
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) {
-          this.logger.error({ err: rejection }, 'rate limiter failed');
-          throw rejection;
+    // All windows are counted at once (one Redis round trip of latency instead of one per window).
+    // A request refused by one window still counts in the others, as with any fixed-window limiter
+    // that is checked in parallel; the refusal is what the caller sees.
+    const outcomes = await Promise.all(
+      limiters.map(async (limiter) => {
+        try {
+          return { allowed: true, result: await limiter.consume(key) };
+        } catch (rejection) {
+          if (!(rejection instanceof RateLimiterRes)) {
+            this.logger.error({ err: rejection }, 'rate limiter failed');
+            throw rejection;
+          }
+          return { allowed: false, result: rejection };
         }
-        result = rejection;
-        allowed = false;
-      }
-      const decision: RateDecision = {
-        allowed,
-        window: names[index],
-        limit: limiter.points,
-        remaining: Math.max(0, result.remainingPoints),
-        resetAt: Math.ceil((Date.now() + result.msBeforeNext) / 1000),
-        retryAfter: Math.max(1, Math.ceil(result.msBeforeNext / 1000)),
-      };
-      if (!allowed) return decision;
-      if (!tightest || decision.remaining < tightest.remaining) tightest = decision;
-    }
-    return tightest!;
+      }),
+    );
+    const decisions: RateDecision[] = outcomes.map(({ allowed, result }, index) => ({
+      allowed,
+      window: names[index],
+      limit: limiters[index].points,
+      remaining: Math.max(0, result.remainingPoints),
+      resetAt: Math.ceil((Date.now() + result.msBeforeNext) / 1000),
+      retryAfter: Math.max(1, Math.ceil(result.msBeforeNext / 1000)),
+    }));
+    const refused = decisions.find((d) => !d.allowed);
+    if (refused) return refused;
+    return decisions.reduce((tightest, d) => (d.remaining < tightest.remaining ? d : tightest));
   }
 }

@@ -17,9 +17,9 @@ export class UsersService {
   ) {}
 
   async me(userId: string): Promise<MeDto> {
-    const user = await this.users.findOne({ where: { id: userId } });
+    // Two independent reads: run them together rather than one after the other.
+    const [user, soul] = await Promise.all([this.users.findOne({ where: { id: userId } }), this.souls.findByUser(userId)]);
     if (!user) throw new ApiError('UNAUTHORIZED', 'This user no longer exists');
-    const soul = await this.souls.findByUser(userId);
     return { id: user.id, name: user.name, email: user.email, created_at: user.createdAt.toISOString(), soul_id: soul?.id ?? null };
   }
 
