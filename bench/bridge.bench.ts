@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import request from 'supertest';
-import { OPERATOR_TOKEN, TestEnvironment } from '../test/support/harness';
+import { TestEnvironment } from '../test/support/harness';
 import { TestIdentityProvider } from '../test/support/identity-provider';
 import { goodPackageCapabilities, ProviderRuntime } from '../test/support/provider-runtime';
-import { appToken, onboardDeveloper, registerApp } from '../test/support/providers';
+import { appToken, onboardDeveloper, publishPackage, registerApp } from '../test/support/providers';
 import { SmtpSink } from '../test/support/smtp-sink';
 import { login } from '../test/support/users';
 
@@ -54,26 +54,15 @@ it('measures the runtime bridge against direct runtime calls', async () => {
     const developer = await onboardDeveloper(url, smtp, 'bench@example.com');
     const app = await registerApp(url, developer);
     const auth = { authorization: `Bearer ${await appToken(url, app)}` };
-    const created = await request(url)
-      .post('/v1/providers/packages')
-      .set(auth)
-      .send({
-        appId: app.id,
-        name: 'Bench Bank',
-        slug: 'bench-bank',
-        description: 'Bench',
-        riskTier: 'action_capable',
-        runtimeUrl: runtime.url,
-        capabilities: goodPackageCapabilities(),
-      })
-      .expect(201);
-    const [packageId, versionId] = [created.body.id as string, created.body.versions[0].id as string];
-    await request(url).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/submit`).set(auth).expect(200);
-    await request(url)
-      .post(`/v1/operator/packages/${packageId}/versions/${versionId}/approve`)
-      .set({ authorization: `Bearer ${OPERATOR_TOKEN}` })
-      .expect(200);
-    await request(url).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/publish`).set(auth).expect(200);
+    const { packageId } = await publishPackage(url, auth, {
+      appId: app.id,
+      name: 'Bench Bank',
+      slug: 'bench-bank',
+      description: 'Bench',
+      riskTier: 'action_capable',
+      runtimeUrl: runtime.url,
+      capabilities: goodPackageCapabilities(),
+    });
     const installs: Array<{ userId: string; installId: string }> = [];
     for (let i = 0; i < USERS; i += 1) {
       const user = await login(url, idp, { sub: `uid-bench-${i}` });

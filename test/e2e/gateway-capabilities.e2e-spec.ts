@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
-import { appToken, onboardDeveloper, registerApp } from '../support/providers';
+import { appToken, onboardDeveloper, publishPackage, registerApp } from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
 import { login, LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
@@ -64,22 +64,15 @@ describe('real-time gateway: capability streams', () => {
     const app = await registerApp(apiUrl, developer);
     const auth = { authorization: `Bearer ${await appToken(apiUrl, app)}` };
     const capabilities = (goodPackageCapabilities() as Array<{ type: string }>).filter((c) => c.type !== 'action');
-    const created = await request(apiUrl)
-      .post('/v1/providers/packages')
-      .set(auth)
-      .send({
-        appId: app.id,
-        name: 'Acme Finance',
-        slug: 'acme-ticker',
-        description: 'Balances, transfers and a live ticker',
-        riskTier: 'data_only',
-        runtimeUrl: runtime.url,
-        capabilities,
-      })
-      .expect(201);
-    const [packageId, versionId] = [created.body.id as string, created.body.versions[0].id as string];
-    await request(apiUrl).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/submit`).set(auth).expect(200);
-    await request(apiUrl).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/publish`).set(auth).expect(200);
+    const { packageId } = await publishPackage(apiUrl, auth, {
+      appId: app.id,
+      name: 'Acme Finance',
+      slug: 'acme-ticker',
+      description: 'Balances, transfers and a live ticker',
+      riskTier: 'data_only',
+      runtimeUrl: runtime.url,
+      capabilities,
+    });
 
     user = await login(apiUrl, idp, { sub: 'uid-streams-1', name: 'Viewer', email: 'viewer@example.com' });
     other = await login(apiUrl, idp, { sub: 'uid-streams-2', name: 'Other', email: 'other@example.com' });

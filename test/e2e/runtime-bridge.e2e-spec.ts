@@ -7,7 +7,7 @@ import { DataSource } from 'typeorm';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
-import { appToken, onboardDeveloper, registerApp } from '../support/providers';
+import { appToken, onboardDeveloper, publishPackage, registerApp } from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
 import { login, LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
@@ -91,24 +91,15 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
     appAuth = { authorization: `Bearer ${await appToken(url, app)}` };
     user = await login(url, idp, { sub: 'uid-bridge', name: 'Bridge User', email: 'bridge-user@example.com' });
 
-    const created = await request(url)
-      .post('/v1/providers/packages')
-      .set(appAuth)
-      .send({
-        appId,
-        name: 'Acme Bank',
-        slug: 'acme-bank',
-        description: 'Balances, transfers and a live ticker',
-        riskTier: 'action_capable',
-        runtimeUrl: runtime.url,
-        capabilities: bridgeCapabilities(),
-      })
-      .expect(201);
-    packageId = created.body.id;
-    const versionId = created.body.versions[0].id;
-    await request(url).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/submit`).set(appAuth).expect(200);
-    await request(url).post(`/v1/operator/packages/${packageId}/versions/${versionId}/approve`).set(operator).expect(200);
-    await request(url).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/publish`).set(appAuth).expect(200);
+    ({ packageId } = await publishPackage(url, appAuth, {
+      appId,
+      name: 'Acme Bank',
+      slug: 'acme-bank',
+      description: 'Balances, transfers and a live ticker',
+      riskTier: 'action_capable',
+      runtimeUrl: runtime.url,
+      capabilities: bridgeCapabilities(),
+    }));
     const install = await request(url).post('/v1/installs').set(user.auth).send({ package_id: packageId }).expect(201);
     installId = install.body.id;
   }, 60_000);

@@ -2,18 +2,16 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import request from 'supertest';
-import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
+import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
-import { appToken, onboardDeveloper, registerApp } from '../support/providers';
+import { appToken, onboardDeveloper, publishPackage, registerApp } from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
 import { assertTestCaTrusted } from '../support/test-ca';
 import { login, LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { expectCleanError } from './envelopes';
-
-const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` };
 
 /**
  * Peers that misbehave on purpose: a webhook receiver that never answers, one
@@ -69,24 +67,15 @@ describe('slow and hostile peers', () => {
     appId = app.id;
     appAuth = { authorization: `Bearer ${await appToken(url, app)}` };
     user = await login(url, idp, { sub: 'uid-hostile', name: 'Hostile', email: 'hostile-user@example.com' });
-    const created = await request(url)
-      .post('/v1/providers/packages')
-      .set(appAuth)
-      .send({
-        appId,
-        name: 'Hostile Bank',
-        slug: 'hostile-bank',
-        description: 'Balances and a ticker',
-        riskTier: 'action_capable',
-        runtimeUrl: runtime.url,
-        capabilities: goodPackageCapabilities(),
-      })
-      .expect(201);
-    packageId = created.body.id;
-    const versionId = created.body.versions[0].id;
-    await request(url).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/submit`).set(appAuth).expect(200);
-    await request(url).post(`/v1/operator/packages/${packageId}/versions/${versionId}/approve`).set(operator).expect(200);
-    await request(url).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/publish`).set(appAuth).expect(200);
+    ({ packageId } = await publishPackage(url, appAuth, {
+      appId,
+      name: 'Hostile Bank',
+      slug: 'hostile-bank',
+      description: 'Balances and a ticker',
+      riskTier: 'action_capable',
+      runtimeUrl: runtime.url,
+      capabilities: goodPackageCapabilities(),
+    }));
     installId = (await request(url).post('/v1/installs').set(user.auth).send({ package_id: packageId }).expect(201)).body.id;
     await request(url)
       .put(`/v1/providers/apps/${appId}/webhook`)

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { OPERATOR_TOKEN } from './harness';
 import { SmtpSink, verificationToken } from './smtp-sink';
 
 export const DEVELOPER_PASSWORD = 'correct horse battery staple';
@@ -62,4 +63,37 @@ export async function appToken(url: string, app: RegisteredApp, scope?: string):
     .send({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) })
     .expect(200);
   return res.body.access_token;
+}
+
+export interface PublishedPackage {
+  packageId: string;
+  versionId: string;
+  slug: string;
+}
+
+/**
+ * Onboarding steps four to seven through the real API: create the package,
+ * submit it (running conformance against its runtime), approve it as the
+ * operator when it went to manual review, and publish it.
+ */
+export async function publishPackage(
+  url: string,
+  appAuth: { authorization: string },
+  body: Record<string, unknown>,
+): Promise<PublishedPackage> {
+  const created = await request(url).post('/v1/providers/packages').set(appAuth).send(body).expect(201);
+  const packageId = created.body.id as string;
+  const versionId = created.body.versions[0].id as string;
+  const submitted = await request(url)
+    .post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/submit`)
+    .set(appAuth)
+    .expect(200);
+  if (submitted.body.review === 'manual') {
+    await request(url)
+      .post(`/v1/operator/packages/${packageId}/versions/${versionId}/approve`)
+      .set({ authorization: `Bearer ${OPERATOR_TOKEN}` })
+      .expect(200);
+  }
+  await request(url).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/publish`).set(appAuth).expect(200);
+  return { packageId, versionId, slug: created.body.slug as string };
 }
