@@ -1,0 +1,204 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import Redis from 'ioredis';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { TestEnvironment } from '../support/harness';
+import { TestIdentityProvider } from '../support/identity-provider';
+import { login, LoggedInUser } from '../support/users';
+import { waitFor } from '../support/wait-for';
+import { expectCleanError } from './envelopes';
+
+/** No answer may take longer than this, outage or not. */
+const MAX_ANSWER_MS = 5_000;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A private `redis-server` on its own port, without persistence, that the test can kill and start again. */
+class RedisProcess {
+  private child: ChildProcess | null = null;
+  constructor(readonly port: number) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const child = spawn('redis-server', ['--port', String(this.port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
+      stdio: 'ignore',
+    });
+    this.child = child;
+    const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    try {
+      await waitFor(
+        async () => {
+          if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
+          try {
+            if (probe.status !== 'ready') await probe.connect();
+            return (await probe.ping()) === 'PONG' ? true : undefined;
+          } catch {
+            probe.disconnect();
+            return undefined;
+          }
+        },
+        { what: `redis-server on port ${this.port}`, timeoutMs: 10_000, intervalMs: 50 },
+      );
+    } finally {
+      probe.disconnect();
+    }
+  }
+
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    this.child = null;
+  }
+}
+
+interface Sample {
+  path: string;
+  phase: string;
+  status: number;
+  ms: number;
+  res?: request.Response;
+  error?: string;
+}
+
+/**
+ * Issue 10, fault tests: Redis dies under load and comes back on the same
+ * port. Readiness turns 503 and user API errors stay clean envelopes without
+ * hanging; after the restart readiness is 200 again and requests succeed,
+ * without restarting the api.
+ */
+jest.setTimeout(90_000);
+
+describe('the api rides out a Redis restart', () => {
+  let redis: RedisProcess;
+  let idp: TestIdentityProvider;
+  let env: TestEnvironment;
+  let url: string;
+  let user: LoggedInUser;
+  let phase = 'before';
+  let running = true;
+  const samples: Sample[] = [];
+  let load: Promise<void>[] = [];
+
+  beforeAll(async () => {
+    redis = new RedisProcess(await freePort());
+    await redis.start();
+    idp = await TestIdentityProvider.start();
+    env = await TestEnvironment.create(idp.env);
+    const api = await env.startApi({ env: { REDIS_URL: redis.url } });
+    url = api.url;
+    user = await login(url, idp, { sub: 'uid-restarts', name: 'Restarts', email: 'restarts@example.com' });
+    const dataSource: DataSource = api.app.get(getDataSourceToken());
+    // The loop below sends far more than the free tier's requests a minute.
+    await dataSource.query(`UPDATE users SET tier = 'pro' WHERE id = $1`, [user.id]);
+  });
+  afterAll(async () => {
+    running = false;
+    await Promise.all(load);
+    await env?.close();
+    await idp?.close();
+    await redis?.kill();
+  });
+
+  async function hit(path: string, auth: boolean): Promise<Sample> {
+    const started = Date.now();
+    const req = request(url)
+      .get(path)
+      .timeout(MAX_ANSWER_MS + 2_000);
+    if (auth) req.set(user.auth);
+    try {
+      const res = await req;
+      return { path, phase, status: res.status, ms: Date.now() - started, res };
+    } catch (error) {
+      return { path, phase, status: 0, ms: Date.now() - started, error: (error as Error).message };
+    }
+  }
+
+  function startLoad(workers = 4): void {
+    load = Array.from({ length: workers }, async (_, i) => {
+      while (running) {
+        samples.push(await hit(i % 2 === 0 ? '/v1/me' : '/health/ready', i % 2 === 0));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    });
+  }
+
+  const latest = (path: string, status: number, after: number) =>
+    samples.some((s, i) => i >= after && s.path === path && s.status === status);
+
+  it('answers 503 on readiness and clean errors while Redis is down, and recovers when it is back', async () => {
+    startLoad();
+    await waitFor(() => (latest('/v1/me', 200, 0) && latest('/health/ready', 200, 0) ? true : undefined), {
+      what: 'load answered normally',
+      timeoutMs: 10_000,
+    });
+
+    await redis.kill();
+    phase = 'down';
+    const downFrom = samples.length;
+    await waitFor(() => (latest('/health/ready', 503, downFrom) ? true : undefined), {
+      what: 'readiness 503 after Redis died',
+      timeoutMs: 10_000,
+    });
+    const ready = await request(url).get('/health/ready').timeout(MAX_ANSWER_MS);
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatchObject({ status: 'unavailable', checks: { redis: 'down', database: 'up' } });
+    // Keep the load on the dead Redis for a while.
+    await new Promise((r) => setTimeout(r, 4_000));
+
+    await redis.start();
+    phase = 'restarted';
+    const upFrom = samples.length;
+    await waitFor(() => (latest('/health/ready', 200, upFrom) && latest('/v1/me', 200, upFrom) ? true : undefined), {
+      what: 'readiness 200 and /v1/me 200 after Redis came back',
+      timeoutMs: 20_000,
+    });
+    running = false;
+    await Promise.all(load);
+
+    // Nothing hung and nothing broke the transport.
+    const broken = samples.filter((s) => s.status === 0 || s.ms > MAX_ANSWER_MS);
+    expect(broken.map((s) => `${s.phase} ${s.path} ${s.status} ${s.ms} ms ${s.error ?? ''}`)).toEqual([]);
+    // Every answer while Redis was down is either a success or a clean envelope; never a 500 with a stack.
+    const down = samples.filter((s) => s.phase === 'down');
+    expect(down.length).toBeGreaterThan(10);
+    for (const s of down) {
+      if (s.path === '/health/ready') {
+        expect(s.status).toBe(503);
+        expect(s.res?.body.checks.redis).toBe('down');
+      } else if (s.status !== 200) {
+        expectCleanError(s.res as request.Response, s.path, { allow5xx: [503] });
+        expect(s.res?.text).not.toMatch(/\n\s+at /);
+      }
+    }
+    // Before the outage everything succeeded.
+    for (const s of samples.filter((x) => x.phase === 'before')) expect(`${s.path} ${s.status}`).toBe(`${s.path} 200`);
+
+    // The same api instance serves normally now.
+    await request(url).get('/health/ready').expect(200);
+    const me = await request(url).get('/v1/me').set(user.auth).expect(200);
+    expect(me.body).toMatchObject({ id: user.id });
+    const statuses = (phaseName: string, path: string) =>
+      [...new Set(samples.filter((s) => s.phase === phaseName && s.path === path).map((s) => s.status))].sort().join(',');
+    console.log(
+      `samples: ${samples.length}; down: /v1/me ${statuses('down', '/v1/me')}, /health/ready ${statuses('down', '/health/ready')}; ` +
+        `slowest ${Math.max(...samples.map((s) => s.ms))} ms`,
+    );
+  });
+});
