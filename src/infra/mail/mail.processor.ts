@@ -9,7 +9,7 @@ import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { DomainEvent } from '../../modules/events/domain-events';
 import { OnDomainEvent } from '../../modules/events/on-domain-event.decorator';
-import { QUEUES } from '../queue/queues';
+import { QUEUES, STALLED_CHECK_MS } from '../queue/queues';
 import { MAIL_QUEUED_EVENT } from './mail-outbox';
 
 const FROM = 'Service <no-reply@service.invalid>';
@@ -27,7 +27,7 @@ export class MailQueueFeeder {
 }
 
 /** Delivers outbox mail: SMTP when `SMTP_URL` is set, otherwise a log line (links redacted in production). */
-@Processor(QUEUES.mail)
+@Processor(QUEUES.mail, { stalledInterval: STALLED_CHECK_MS })
 export class MailProcessor extends WorkerHost {
   private readonly logger = new Logger('Mail');
   private readonly transport: Transporter | null;

@@ -14,3 +14,10 @@ export const QUEUES = {
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 export const QUEUE_NAMES: QueueName[] = Object.values(QUEUES);
+
+/**
+ * How often a worker looks for jobs whose holder died (lock expired). BullMQ's
+ * default is 30 s; with 5 s a job of a killed worker is back in the queue about
+ * 5 s after its 30 s lock lapses instead of up to a minute later.
+ */
+export const STALLED_CHECK_MS = 5_000;

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Job, UnrecoverableError } from 'bullmq';
 import { Repository } from 'typeorm';
-import { QUEUES } from '../../infra/queue/queues';
+import { QUEUES, STALLED_CHECK_MS } from '../../infra/queue/queues';
 import { AgentActionRejected } from './actions/agent-action.error';
 import { AgentActionRunner } from './actions/agent-action-runner';
 import { AGENT_JOBS, RunAgentActionJob, RunAgentActionResult } from './agents.queue';
@@ -18,7 +18,7 @@ const GENERIC_FAILURE = 'The action could not be completed; try again later';
  * conditional on the action still being unfinished, so a duplicate or stalled
  * job can never overwrite a result.
  */
-@Processor(QUEUES.agents, { concurrency: 8 })
+@Processor(QUEUES.agents, { concurrency: 8, stalledInterval: STALLED_CHECK_MS })
 export class AgentsProcessor extends WorkerHost {
   private readonly logger = new Logger(AgentsProcessor.name);
 

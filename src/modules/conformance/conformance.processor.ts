@@ -1,12 +1,12 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Job } from 'bullmq';
-import { QUEUES } from '../../infra/queue/queues';
+import { QUEUES, STALLED_CHECK_MS } from '../../infra/queue/queues';
 import { ConformanceRunner } from './conformance-runner';
 import { ConformanceRuns } from './conformance-runs.service';
 import { FullRunJob } from './conformance.queue';
 
 /** Runs full conformance suites (all six dimensions against the provider runtime) on the worker. */
-@Processor(QUEUES.conformance, { concurrency: 2 })
+@Processor(QUEUES.conformance, { concurrency: 2, stalledInterval: STALLED_CHECK_MS })
 export class ConformanceProcessor extends WorkerHost {
   constructor(
     private readonly runner: ConformanceRunner,

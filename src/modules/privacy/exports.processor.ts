@@ -1,13 +1,13 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { Job, UnrecoverableError } from 'bullmq';
-import { QUEUES } from '../../infra/queue/queues';
+import { QUEUES, STALLED_CHECK_MS } from '../../infra/queue/queues';
 import { ExportsService } from './exports.service';
 import { BuildExportJob, BuildExportResult, EXPORT_JOBS } from './exports.queue';
 import { SoulExportBuilder } from './soul-export.builder';
 
 /** Consumer of the `exports` queue (worker role only). */
-@Processor(QUEUES.exports)
+@Processor(QUEUES.exports, { stalledInterval: STALLED_CHECK_MS })
 export class ExportsProcessor extends WorkerHost {
   private readonly logger = new Logger(ExportsProcessor.name);
 

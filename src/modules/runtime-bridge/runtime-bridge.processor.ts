@@ -1,12 +1,12 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { OnApplicationBootstrap } from '@nestjs/common';
 import { Job, UnrecoverableError } from 'bullmq';
-import { QUEUES } from '../../infra/queue/queues';
+import { QUEUES, STALLED_CHECK_MS } from '../../infra/queue/queues';
 import { RUNTIME_BRIDGE_JOBS, RuntimeBridgeQueue } from './runtime-bridge.queue';
 import { StatePoller } from './state-poller';
 
 /** Consumer of the `runtime-bridge` queue (worker role only): the state polling tick. */
-@Processor(QUEUES.runtimeBridge)
+@Processor(QUEUES.runtimeBridge, { stalledInterval: STALLED_CHECK_MS })
 export class RuntimeBridgeProcessor extends WorkerHost implements OnApplicationBootstrap {
   constructor(
     private readonly poller: StatePoller,

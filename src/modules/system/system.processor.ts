@@ -1,12 +1,12 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { OnApplicationBootstrap } from '@nestjs/common';
 import { Job, UnrecoverableError } from 'bullmq';
-import { QUEUES } from '../../infra/queue/queues';
+import { QUEUES, STALLED_CHECK_MS } from '../../infra/queue/queues';
 import { RetentionService } from './retention.service';
 import { PurgeExpiredJob, PurgeExpiredResult, SYSTEM_JOBS, SystemQueue } from './system.queue';
 
 /** Consumer of the `system` queue (worker role only). */
-@Processor(QUEUES.system)
+@Processor(QUEUES.system, { stalledInterval: STALLED_CHECK_MS })
 export class SystemProcessor extends WorkerHost implements OnApplicationBootstrap {
   constructor(
     private readonly retention: RetentionService,
