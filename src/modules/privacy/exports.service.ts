@@ -1,3 +1,4 @@
+import { inBatches } from '../../infra/database/in-batches';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
@@ -16,7 +17,6 @@ export const EXPIRED_EXPORT_RETENTION_DAYS = 7;
 /** A pending export older than this whose job is gone was lost between commit and enqueue. */
 const PENDING_GRACE_SECONDS = 60;
 const SWEEP_BATCH = 1_000;
-const DELETE_BATCH = 5_000;
 
 export type ExportDownload =
   { status: 'ready'; content: string; contentType: string; filename: string } | { status: 'pending'; body: ExportPendingDto };
@@ -98,12 +98,14 @@ export class ExportsService {
    * then it is deleted.
    */
   async purgeExpired(): Promise<{ exportContentsDropped: number; exportsPurged: number }> {
-    const exportContentsDropped = await this.inBatches(
+    const exportContentsDropped = await inBatches(
+      this.exports,
       `UPDATE exports SET content = NULL WHERE id IN (
          SELECT id FROM exports WHERE expires_at <= now() AND content IS NOT NULL LIMIT $1)`,
       [],
     );
-    const exportsPurged = await this.inBatches(
+    const exportsPurged = await inBatches(
+      this.exports,
       `DELETE FROM exports WHERE id IN (
          SELECT id FROM exports WHERE expires_at < now() - make_interval(days => $2) LIMIT $1)`,
       [EXPIRED_EXPORT_RETENTION_DAYS],
@@ -154,15 +156,5 @@ export class ExportsService {
       export_url: `${this.config.publicBaseUrl}/v1/exports/${entity.id}`,
       expires_at: entity.expiresAt.toISOString(),
     };
-  }
-
-  /** Runs a `LIMIT $1` statement until a batch comes back short, keeping every statement (and its locks) small. */
-  private async inBatches(sql: string, params: unknown[]): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const [, count]: [unknown, number] = await this.exports.query(sql, [DELETE_BATCH, ...params]);
-      total += count;
-      if (count < DELETE_BATCH) return total;
-    }
   }
 }

@@ -1,3 +1,4 @@
+import { inBatches } from '../../infra/database/in-batches';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -61,17 +62,13 @@ export class ExecutionTraces {
   ) {}
 
   /** Drops traces older than `TRACE_RETENTION_DAYS` in small batches (retention job). */
-  async purgeOld(): Promise<number> {
-    let purged = 0;
-    for (;;) {
-      const [, count]: [unknown, number] = await this.dataSource.query(
-        `DELETE FROM capability_executions WHERE id IN (
-           SELECT id FROM capability_executions WHERE created_at < now() - make_interval(days => $1) LIMIT 5000)`,
-        [TRACE_RETENTION_DAYS],
-      );
-      purged += count;
-      if (count < 5000) return purged;
-    }
+  purgeOld(): Promise<number> {
+    return inBatches(
+      this.dataSource,
+      `DELETE FROM capability_executions WHERE id IN (
+         SELECT id FROM capability_executions WHERE created_at < now() - make_interval(days => $2) LIMIT $1)`,
+      [TRACE_RETENTION_DAYS],
+    );
   }
 
   async record(input: TraceInput): Promise<void> {

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { inBatches } from '../../infra/database/in-batches';
 import { Idempotency } from '../../common/idempotency/idempotency.service';
 import { MailOutbox } from '../../infra/mail/mail-outbox';
 import { AgentsService } from '../agents/agents.service';
@@ -11,7 +12,6 @@ import { ExecutionTraces } from '../runtime-bridge/execution-traces.service';
 
 /** How long dispatched outbox rows are kept for inspection before they are purged. */
 export const DISPATCHED_EVENT_RETENTION_DAYS = 7;
-const DELETE_BATCH = 5_000;
 
 /**
  * Housekeeping run by the `system` queue: deletes rows whose useful life is
@@ -53,19 +53,12 @@ export class RetentionService {
     return { exportsRequeued: exports.requeued, exportsFailed: exports.failed, agentActionsRequeued: await this.agents.requeueStale() };
   }
 
-  private async purgeDispatchedEvents(): Promise<number> {
-    let purged = 0;
-    // Small batches keep each statement short so the purge never holds long locks.
-    for (;;) {
-      const result: [unknown[], number] = await this.dataSource.query(
-        `DELETE FROM events WHERE id IN (
-           SELECT id FROM events
-            WHERE dispatched_at IS NOT NULL AND dispatched_at < now() - make_interval(days => $1)
-            LIMIT $2)`,
-        [DISPATCHED_EVENT_RETENTION_DAYS, DELETE_BATCH],
-      );
-      purged += result[1];
-      if (result[1] < DELETE_BATCH) return purged;
-    }
+  private purgeDispatchedEvents(): Promise<number> {
+    return inBatches(
+      this.dataSource,
+      `DELETE FROM events WHERE id IN (
+         SELECT id FROM events WHERE dispatched_at IS NOT NULL AND dispatched_at < now() - make_interval(days => $2) LIMIT $1)`,
+      [DISPATCHED_EVENT_RETENTION_DAYS],
+    );
   }
 }
