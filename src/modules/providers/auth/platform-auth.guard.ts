@@ -32,12 +32,12 @@ export class PlatformAuthGuard implements CanActivate {
       throw new ProblemError('invalid_token', 'Missing bearer token in the Authorization header', {}, { 'WWW-Authenticate': 'Bearer' });
     const claims = await this.tokens.verify(match[1]);
 
-    const [developer]: Array<{ status: string; email_verified_at: Date | null; live: boolean }> = await this.dataSource.query(
+    const [developer]: Array<{ status: string; email_verified_at: Date | null }> = await this.dataSource.query(
       claims.kind === 'developer'
-        ? `SELECT d.status, d.email_verified_at, true AS live FROM developers d
+        ? `SELECT d.status, d.email_verified_at FROM developers d
              JOIN developer_sessions s ON s.developer_id = d.id AND s.id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()
             WHERE d.id = $1`
-        : `SELECT d.status, d.email_verified_at, true AS live FROM developers d JOIN apps a ON a.developer_id = d.id AND a.id = $2 WHERE d.id = $1`,
+        : `SELECT d.status, d.email_verified_at FROM developers d JOIN apps a ON a.developer_id = d.id AND a.id = $2 WHERE d.id = $1`,
       [claims.developerId, claims.kind === 'developer' ? claims.sessionId : claims.appId],
     );
     if (!developer)
