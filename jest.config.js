@@ -26,5 +26,15 @@ module.exports = {
       setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.ts'],
       slowTestThreshold: 15,
     },
+    {
+      // Web pages in headless Chromium against the built pages in dist/web (npm test builds first).
+      displayName: 'browser',
+      ...common,
+      testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.ts'],
+      slowTestThreshold: 30,
+    },
   ],
 };

@@ -9,6 +9,7 @@ import { RequestValidationError } from './common/errors/request-validation.error
 import { BodyTooDeepError, MAX_BODY_DEPTH, nestedDeeperThan } from './common/http/body-depth';
 import { HttpDrain } from './common/http/http-drain';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/http/request-id';
+import { registerWebPages } from './common/http/web-pages';
 import { AppConfig } from './config/app-config';
 import { prepareDatabase } from './infra/database/migrate';
 import { WorkerModule } from './worker.module';
@@ -82,6 +83,8 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
       .build(),
   );
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
+  // The consumer app (/app) and the developer console (/console): static pages built from web/ that use the public API.
+  registerWebPages(fastify);
 
   await app.init();
   return app;
