@@ -4,43 +4,11 @@ import { AppConfig } from './config/app-config';
 import { CoreModule } from './core.module';
 import { ErrorEnvelopeFilter } from './common/errors/error.filter';
 import { HttpDrain } from './common/http/http-drain';
-import { AgentsModule } from './modules/agents/agents.module';
-import { AuthModule } from './modules/auth/auth.module';
-import { ConformanceModule } from './modules/conformance/conformance.module';
-import { ContactsModule } from './modules/contacts/contacts.module';
-import { GatewayModule } from './modules/gateway/gateway.module';
-import { MarketplaceModule } from './modules/marketplace/marketplace.module';
-import { MessagesModule } from './modules/messages/messages.module';
-import { PackagesModule } from './modules/packages/packages.module';
-import { PrivacyModule } from './modules/privacy/privacy.module';
-import { ProvidersModule } from './modules/providers/providers.module';
-import { RuntimeBridgeModule } from './modules/runtime-bridge/runtime-bridge.module';
-import { SurfacesModule } from './modules/surfaces/surfaces.module';
-import { HealthModule } from './modules/health/health.module';
-import { SoulModule } from './modules/soul/soul.module';
-import { SystemModule } from './modules/system/system.module';
-import { WebhooksModule } from './modules/webhooks/webhooks.module';
 import { WorkerModule } from './worker.module';
+import { API_ONLY_AREAS, SHARED_AREAS } from './areas';
 
-/** Area modules that serve HTTP. Add new areas here. */
-const API_AREAS = [
-  HealthModule,
-  SystemModule,
-  AuthModule,
-  SoulModule,
-  ContactsModule,
-  MessagesModule,
-  AgentsModule,
-  PrivacyModule,
-  ProvidersModule,
-  ConformanceModule,
-  PackagesModule,
-  MarketplaceModule,
-  RuntimeBridgeModule,
-  SurfacesModule,
-  WebhooksModule,
-  GatewayModule,
-];
+/** Every area serves HTTP in the api role (see areas.ts for which ones the worker shares). */
+const API_AREAS = [...SHARED_AREAS, ...API_ONLY_AREAS];
 
 export interface AppModuleOptions {
   /** Also run the worker role in this process (`APP_ROLE=all`). */

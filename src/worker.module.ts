@@ -1,32 +1,21 @@
 import { DynamicModule, Logger, Module, ModuleMetadata, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { SHARED_AREAS } from './areas';
 import { AppConfig } from './config/app-config';
 import { CoreModule } from './core.module';
 import { MailProcessor, MailQueueFeeder } from './infra/mail/mail.processor';
 import { QUEUE_NAMES } from './infra/queue/queues';
 import { EventDispatcher } from './modules/events/event-dispatcher';
-import { AgentsModule } from './modules/agents/agents.module';
 import { AGENTS_PROCESSORS } from './modules/agents/agents.worker';
-import { AuthModule } from './modules/auth/auth.module';
-import { ConformanceModule } from './modules/conformance/conformance.module';
 import { ConformanceProcessor } from './modules/conformance/conformance.processor';
-import { ContactsModule } from './modules/contacts/contacts.module';
 import { MessageFanout } from './modules/gateway/message-fanout.subscriber';
-import { MarketplaceModule } from './modules/marketplace/marketplace.module';
-import { HealthModule } from './modules/health/health.module';
-import { MessagesModule } from './modules/messages/messages.module';
-import { SoulModule } from './modules/soul/soul.module';
-import { PrivacyModule } from './modules/privacy/privacy.module';
-import { RuntimeBridgeModule } from './modules/runtime-bridge/runtime-bridge.module';
 import {
   RUNTIME_BRIDGE_PROCESSORS,
   RUNTIME_BRIDGE_SUBSCRIBERS,
   RUNTIME_BRIDGE_SUPERVISORS,
 } from './modules/runtime-bridge/runtime-bridge.worker';
 import { PRIVACY_PROCESSORS } from './modules/privacy/privacy.worker';
-import { SystemModule } from './modules/system/system.module';
 import { SystemProcessor } from './modules/system/system.processor';
-import { WebhooksModule } from './modules/webhooks/webhooks.module';
 import { WEBHOOK_PROCESSORS, WEBHOOK_SUBSCRIBERS } from './modules/webhooks/webhooks.worker';
 
 /** Every BullMQ consumer. Only the worker role registers them. */
@@ -43,25 +32,8 @@ const PROCESSORS: Type[] = [
 const SUBSCRIBERS: Type[] = [MailQueueFeeder, MessageFanout, ...WEBHOOK_SUBSCRIBERS, ...RUNTIME_BRIDGE_SUBSCRIBERS];
 /** Long-running services of the worker role (realtime stream supervision). */
 const SUPERVISORS: Type[] = [...RUNTIME_BRIDGE_SUPERVISORS];
-/**
- * Area modules whose services the processors and subscribers use. Every area
- * holding personal data is here so that exports built by the worker see all
- * `@PersonalDataSection()` providers. Their controllers are ignored: no HTTP here.
- */
-const WORKER_AREAS = [
-  HealthModule,
-  SystemModule,
-  AuthModule,
-  SoulModule,
-  ContactsModule,
-  MessagesModule,
-  AgentsModule,
-  PrivacyModule,
-  ConformanceModule,
-  MarketplaceModule,
-  RuntimeBridgeModule,
-  WebhooksModule,
-];
+/** Area modules whose services the processors and subscribers use (areas.ts). Their controllers are ignored: no HTTP here. */
+const WORKER_AREAS = SHARED_AREAS;
 
 const PROCESSOR_METADATA = 'bullmq:processor_metadata';
 
