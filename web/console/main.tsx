@@ -1,51 +1,67 @@
 import { render } from 'preact';
 import '../shared/styles.css';
 import './console.css';
-import { formValues, request } from '../shared/api';
-import { matchRoute, navigate, Route, setBase, useLocation } from '../shared/router';
+import { request } from '../shared/api';
+import { matchRoute, Route, setBase, useLocation } from '../shared/router';
 import { useSession } from '../shared/session';
-import { Button, Field, Layout, Notice, PageTitle, useAction } from '../shared/ui';
+import { Button, Layout, Notice, PageTitle } from '../shared/ui';
+import { AccountPage } from './pages/account';
+import { AppDetailPage, AppsPage, NewAppPage } from './pages/apps';
+import { CheckEmail, LogIn, SignUp, VerifyEmail } from './pages/auth';
+import { OverviewPage } from './pages/overview';
+import { NewPackagePage, NewVersionPage, PackageDetailPage, PackagesPage, VersionPage } from './pages/packages';
+import { DeliveryPage, WebhookPage } from './pages/webhooks';
+import { PRODUCT } from './product';
 import { session } from './session';
 
-const PRODUCT = 'Developer console';
+/** Pages anyone may open: they work without a developer session. */
+const PUBLIC_ROUTES: Route[] = [
+  { path: '/signup', render: () => <SignUp /> },
+  { path: '/check-email', render: () => <CheckEmail /> },
+  { path: '/verify-email', render: () => <VerifyEmail /> },
+];
 
-function LogIn() {
-  const login = useAction(async (email: string, password: string, totp: string) => {
-    const result = await request<{ token: string; expires_at: string }>('POST', '/v1/providers/auth/login', {
-      body: { email, password, ...(totp ? { totp } : {}) },
-    });
-    session.set({ token: result.token, expiresAt: result.expires_at, email });
-    navigate('/', { replace: true });
-  });
+// First match wins: `/versions/new` comes before `/versions/:versionId`.
+const ROUTES: Route[] = [
+  { path: '/', render: () => <OverviewPage /> },
+  { path: '/login', render: () => <OverviewPage /> },
+  { path: '/account', render: () => <AccountPage /> },
+  { path: '/apps', render: () => <AppsPage /> },
+  { path: '/apps/new', render: () => <NewAppPage /> },
+  { path: '/apps/:appId', render: (p) => <AppDetailPage key={p.appId} appId={p.appId} /> },
+  { path: '/apps/:appId/webhook', render: (p) => <WebhookPage key={p.appId} appId={p.appId} /> },
+  { path: '/apps/:appId/deliveries/:deliveryId', render: (p) => <DeliveryPage appId={p.appId} deliveryId={p.deliveryId} /> },
+  { path: '/packages', render: () => <PackagesPage /> },
+  { path: '/packages/new', render: () => <NewPackagePage /> },
+  { path: '/packages/:packageId', render: (p) => <PackageDetailPage packageId={p.packageId} /> },
+  { path: '/packages/:packageId/versions/new', render: (p) => <NewVersionPage packageId={p.packageId} /> },
+  {
+    path: '/packages/:packageId/versions/:versionId',
+    render: (p) => <VersionPage key={p.versionId} packageId={p.packageId} versionId={p.versionId} />,
+  },
+];
+
+const NAV = [
+  { href: '/', label: 'Overview' },
+  { href: '/apps', label: 'Apps' },
+  { href: '/packages', label: 'Packages' },
+  { href: '/account', label: 'Account' },
+];
+
+function NotFound() {
   return (
-    <main id="main" class="narrow">
-      <PageTitle product={PRODUCT}>Log in</PageTitle>
-      <form
-        class="card"
-        onSubmit={(event) => {
-          event.preventDefault();
-          const { email = '', password = '', totp = '' } = formValues(event.currentTarget);
-          void login.run(email, password, totp);
-        }}
-      >
-        <Field label="Email" name="email" type="email" autoComplete="username" required />
-        <Field label="Password" name="password" type="password" autoComplete="current-password" required />
-        <Field label="Authentication code" name="totp" inputMode="numeric" autoComplete="one-time-code" hint="Only when MFA is on." />
-        {login.error && <Notice kind="error">{login.error}</Notice>}
-        <Button type="submit" variant="primary" busy={login.busy}>
-          Log in
-        </Button>
-      </form>
-    </main>
+    <>
+      <PageTitle product={PRODUCT}>Page not found</PageTitle>
+      <Notice kind="error">This page does not exist.</Notice>
+    </>
   );
 }
-
-const ROUTES: Route[] = [{ path: '/', render: () => <PageTitle product={PRODUCT}>Overview</PageTitle> }];
-const NAV = [{ href: '/', label: 'Overview' }];
 
 function Console() {
   const current = useSession(session);
   const { path } = useLocation();
+  const open = matchRoute(PUBLIC_ROUTES, path);
+  if (open) return open.route.render(open.params);
   if (!current) return <LogIn />;
   const match = matchRoute(ROUTES, path);
   const logOut = async () => {
@@ -63,7 +79,7 @@ function Console() {
         </>
       }
     >
-      {match ? match.route.render(match.params) : <Notice kind="error">This page does not exist.</Notice>}
+      {match ? match.route.render(match.params) : <NotFound />}
     </Layout>
   );
 }

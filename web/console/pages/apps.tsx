@@ -1,0 +1,240 @@
+import { useState } from 'preact/hooks';
+import { describeError, formValues } from '../../shared/api';
+import { Link, navigate } from '../../shared/router';
+import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, PageTitle, useResource } from '../../shared/ui';
+import { Breadcrumbs, Facts, handOverSecret, SecretReveal, Section, takeSecret } from '../components';
+import { problemOf, ProblemNotice, useCall } from '../problem';
+import { PRODUCT } from '../product';
+import { api } from '../session';
+import { PLATFORM_SCOPES, type App } from '../types';
+
+export function loadApps(): Promise<App[]> {
+  return api<{ apps: App[] }>('GET', '/v1/providers/apps').then((r) => r.apps);
+}
+
+export function AppsPage() {
+  const apps = useResource(loadApps, []);
+  return (
+    <>
+      <PageTitle
+        product={PRODUCT}
+        actions={
+          <Link href="/apps/new" class="button button-primary">
+            Register an app
+          </Link>
+        }
+      >
+        Apps
+      </PageTitle>
+      <Loaded resource={apps}>
+        {(list) =>
+          list.length === 0 ? (
+            <EmptyState>No apps yet. Register one to get a client id and secret for the platform API.</EmptyState>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <caption class="visually-hidden">Your apps</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Client id</th>
+                    <th scope="col">Webhook URL</th>
+                    <th scope="col">Created</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((app) => (
+                    <tr key={app.id}>
+                      <td>
+                        <Link href={`/apps/${app.id}`}>{app.name}</Link>
+                      </td>
+                      <td>
+                        <code class="break">{app.client_id}</code>
+                      </td>
+                      <td class="break">{app.webhook_url ?? '—'}</td>
+                      <td>{formatDate(app.created_at)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Loaded>
+    </>
+  );
+}
+
+function lines(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(/\s*\n\s*/)
+    .map((line) => line.trim())
+    .filter(Boolean);
+}
+
+export function NewAppPage() {
+  const create = useCall(async (form: HTMLFormElement) => {
+    const values = formValues(form);
+    const scopes = new FormData(form).getAll('scopes').map(String);
+    const app = await api<App>('POST', '/v1/providers/apps', {
+      name: values.name,
+      description: values.description ?? '',
+      redirect_uris: lines(values.redirect_uris),
+      scopes,
+      ...(values.webhook_url ? { webhook_url: values.webhook_url } : {}),
+    });
+    if (app.client_secret) handOverSecret(`app:${app.id}`, app.client_secret);
+    navigate(`/apps/${app.id}`);
+  });
+  const problem = problemOf(create.error);
+  const fieldError = (name: string) => (problem?.field?.startsWith(name) ? problem.detail : undefined);
+  return (
+    <>
+      <Breadcrumbs items={[{ href: '/apps', label: 'Apps' }]} />
+      <PageTitle product={PRODUCT}>Register an app</PageTitle>
+      <form
+        class="card"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void create.run(event.currentTarget);
+        }}
+      >
+        <Field label="Name" name="name" maxLength={100} required error={fieldError('name')} />
+        <Field label="Description" name="description" multiline maxLength={2000} error={fieldError('description')} />
+        <Field
+          label="Redirect URIs"
+          name="redirect_uris"
+          multiline
+          hint="OAuth redirect addresses, one per line."
+          error={fieldError('redirect_uris')}
+        />
+        <fieldset class="field checkboxes">
+          <legend>Scopes</legend>
+          <p class="hint">What the app may be granted. All are selected by default.</p>
+          {PLATFORM_SCOPES.map((scope) => (
+            <label key={scope}>
+              <input type="checkbox" name="scopes" value={scope} defaultChecked /> <code>{scope}</code>
+            </label>
+          ))}
+        </fieldset>
+        <Field
+          label="Webhook URL"
+          name="webhook_url"
+          type="url"
+          hint="HTTPS endpoint for webhook deliveries. You can set it later."
+          error={fieldError('webhook_url')}
+        />
+        <ProblemNotice error={create.error} />
+        <Button type="submit" variant="primary" busy={create.busy}>
+          Register app
+        </Button>
+      </form>
+    </>
+  );
+}
+
+const GRACE_CHOICES: Array<[string, number]> = [
+  ['Immediately', 0],
+  ['After 1 hour', 3600],
+  ['After 24 hours', 86400],
+];
+
+export function AppDetailPage(props: { appId: string }) {
+  const app = useResource(() => api<App>('GET', `/v1/providers/apps/${props.appId}`), [props.appId]);
+  const [secret, setSecret] = useState(() => takeSecret(`app:${props.appId}`));
+  const [confirming, setConfirming] = useState(false);
+  const [grace, setGrace] = useState(0);
+  const rotate = useCall(async () => {
+    const rotated = await api<App>('POST', `/v1/providers/apps/${props.appId}/secret`, { grace_period_seconds: grace });
+    setSecret(rotated.client_secret ?? null);
+    setConfirming(false);
+  });
+  return (
+    <>
+      <Breadcrumbs items={[{ href: '/apps', label: 'Apps' }]} />
+      <Loaded resource={app}>
+        {(data) => (
+          <>
+            <PageTitle
+              product={PRODUCT}
+              actions={
+                <Link href={`/apps/${data.id}/webhook`} class="button button-secondary">
+                  Webhooks
+                </Link>
+              }
+            >
+              {data.name}
+            </PageTitle>
+            {secret && <SecretReveal label="Client secret" secret={secret} onDismiss={() => setSecret(null)} />}
+            <Section title="Credentials">
+              <Facts
+                items={[
+                  ['App id', <code key="id">{data.id}</code>],
+                  [
+                    'Client id',
+                    <code key="client" class="break">
+                      {data.client_id}
+                    </code>,
+                  ],
+                  ['Client secret', 'Hidden. It is shown once, when the app is created or the secret is rotated.'],
+                ]}
+              />
+              <Button variant="danger" onClick={() => setConfirming(true)}>
+                Rotate client secret
+              </Button>
+            </Section>
+            <Section title="Details">
+              <Facts
+                items={[
+                  ['Description', data.description || '—'],
+                  [
+                    'Redirect URIs',
+                    data.redirect_uris.length ? (
+                      <ul key="uris" class="plain">
+                        {data.redirect_uris.map((uri) => (
+                          <li key={uri} class="break">
+                            {uri}
+                          </li>
+                        ))}
+                      </ul>
+                    ) : (
+                      '—'
+                    ),
+                  ],
+                  ['Scopes', data.scopes.join(', ')],
+                  ['Webhook URL', data.webhook_url ?? 'Not set'],
+                  ['Created', formatDate(data.created_at)],
+                ]}
+              />
+            </Section>
+            <ConfirmDialog
+              open={confirming}
+              title="Rotate the client secret?"
+              confirmLabel="Rotate secret"
+              danger
+              busy={rotate.busy}
+              error={rotate.error ? describeError(rotate.error) : null}
+              onConfirm={() => void rotate.run()}
+              onCancel={() => {
+                setConfirming(false);
+                rotate.setError(null);
+              }}
+            >
+              <p>A new secret is issued and shown once. Tokens requested with the old secret fail once it stops working.</p>
+              <div class="field">
+                <label for="grace-period">Old secret stops working</label>
+                <select id="grace-period" value={String(grace)} onChange={(event) => setGrace(Number(event.currentTarget.value))}>
+                  {GRACE_CHOICES.map(([label, seconds]) => (
+                    <option key={seconds} value={String(seconds)}>
+                      {label}
+                    </option>
+                  ))}
+                </select>
+              </div>
+            </ConfirmDialog>
+          </>
+        )}
+      </Loaded>
+    </>
+  );
+}

@@ -1,0 +1,500 @@
+import { useState } from 'preact/hooks';
+import { formValues } from '../../shared/api';
+import { Link, navigate, useLocation } from '../../shared/router';
+import { Button, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useResource } from '../../shared/ui';
+import { Breadcrumbs, Facts, Section, StateBadge } from '../components';
+import { usePoll } from '../poll';
+import { problemOf, ProblemNotice, useCall } from '../problem';
+import { PRODUCT } from '../product';
+import { api } from '../session';
+import { RISK_TIERS, type ConformanceRun, type Package, type Version } from '../types';
+import { loadApps } from './apps';
+import { ConformanceReport, runInProgress } from './conformance-report';
+
+export function PackagesPage() {
+  const packages = useResource(() => api<{ packages: Package[] }>('GET', '/v1/providers/packages').then((r) => r.packages), []);
+  return (
+    <>
+      <PageTitle
+        product={PRODUCT}
+        actions={
+          <Link href="/packages/new" class="button button-primary">
+            Create a package
+          </Link>
+        }
+      >
+        Packages
+      </PageTitle>
+      <Loaded resource={packages}>
+        {(list) =>
+          list.length === 0 ? (
+            <EmptyState>No packages yet. A package describes your capabilities and the runtime that serves them.</EmptyState>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <caption class="visually-hidden">Your packages</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Slug</th>
+                    <th scope="col">Risk tier</th>
+                    <th scope="col">Catalog</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((p) => (
+                    <tr key={p.id}>
+                      <td>
+                        <Link href={`/packages/${p.id}`}>{p.name}</Link>
+                      </td>
+                      <td>
+                        <code>{p.slug}</code>
+                      </td>
+                      <td>{p.riskTier.replace(/_/g, ' ')}</td>
+                      <td>
+                        <StateBadge state={p.status === 'suspended' ? 'suspended' : p.publishedVersionId ? 'published' : 'not published'} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Loaded>
+    </>
+  );
+}
+
+const DESCRIPTOR_TEMPLATE = JSON.stringify(
+  {
+    name: 'Acme Bank',
+    slug: 'acme-bank',
+    description: 'Balances and transfers of Acme Bank accounts.',
+    riskTier: 'data_only',
+    runtimeUrl: 'https://runtime.example.com',
+    version: '1.0.0',
+    capabilities: [
+      {
+        type: 'state',
+        name: 'balance',
+        description: 'Current balance of one account.',
+        refreshInterval: 300,
+        schema: {
+          type: 'object',
+          properties: { account: { type: 'string', description: 'Which account.' } },
+          required: ['account'],
+        },
+        surfaceGuidance: { intent: 'ambient_context', placement: ['home_widgets'], preferredComponents: ['stat_row'] },
+      },
+    ],
+  },
+  null,
+  2,
+);
+
+function parseJson(text: string, what: string): { value?: unknown; error?: string } {
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { error: `The ${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/** Where a problem points in a descriptor, as text for the field's error. */
+function descriptorError(error: unknown): string | undefined {
+  const problem = problemOf(error);
+  if (!problem || problem.status !== 400) return undefined;
+  const where = [problem.field && `field ${problem.field}`, problem.schemaPath && `schema path ${problem.schemaPath}`]
+    .filter(Boolean)
+    .join(', ');
+  return where ? `${problem.detail} (${where})` : problem.detail;
+}
+
+export function NewPackagePage() {
+  const apps = useResource(loadApps, []);
+  const [jsonError, setJsonError] = useState<string | null>(null);
+  const create = useCall(async (appId: string, descriptor: Record<string, unknown>) => {
+    const created = await api<Package>('POST', '/v1/providers/packages', { ...descriptor, appId });
+    navigate(`/packages/${created.id}`);
+  });
+  return (
+    <>
+      <Breadcrumbs items={[{ href: '/packages', label: 'Packages' }]} />
+      <PageTitle product={PRODUCT}>Create a package</PageTitle>
+      <Loaded resource={apps}>
+        {(list) =>
+          list.length === 0 ? (
+            <EmptyState>
+              A package belongs to an app. <Link href="/apps/new">Register an app</Link> first.
+            </EmptyState>
+          ) : (
+            <form
+              class="card"
+              onSubmit={(event) => {
+                event.preventDefault();
+                const form = formValues(event.currentTarget);
+                const parsed = parseJson(form.descriptor ?? '', 'descriptor');
+                if (parsed.error || !parsed.value || typeof parsed.value !== 'object' || Array.isArray(parsed.value)) {
+                  setJsonError(parsed.error ?? 'The descriptor must be a JSON object.');
+                  return;
+                }
+                setJsonError(null);
+                void create.run(form.appId ?? '', parsed.value as Record<string, unknown>);
+              }}
+            >
+              <div class="field">
+                <label for="package-app">App</label>
+                <select id="package-app" name="appId" required>
+                  {list.map((app) => (
+                    <option key={app.id} value={app.id}>
+                      {app.name} ({app.id})
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <Field
+                label="Package descriptor (JSON)"
+                name="descriptor"
+                multiline
+                class="tall"
+                spellcheck={false}
+                defaultValue={DESCRIPTOR_TEMPLATE}
+                hint={`name, slug, description, riskTier (${RISK_TIERS.join(', ')}), runtimeUrl (HTTPS), version and capabilities, full or short form. JSON Schema draft-07 or 2020-12.`}
+                error={jsonError ?? descriptorError(create.error)}
+                required
+              />
+              <ProblemNotice error={create.error} />
+              <Button type="submit" variant="primary" busy={create.busy}>
+                Create package
+              </Button>
+            </form>
+          )
+        }
+      </Loaded>
+    </>
+  );
+}
+
+function loadPackage(packageId: string): Promise<Package> {
+  return api<Package>('GET', `/v1/providers/packages/${packageId}`);
+}
+
+export function PackageDetailPage(props: { packageId: string }) {
+  const pkg = useResource(() => loadPackage(props.packageId), [props.packageId]);
+  return (
+    <>
+      <Breadcrumbs items={[{ href: '/packages', label: 'Packages' }]} />
+      <Loaded resource={pkg}>
+        {(p) => {
+          const published = p.versions?.find((v) => v.id === p.publishedVersionId);
+          return (
+            <>
+              <PageTitle
+                product={PRODUCT}
+                actions={
+                  <Link href={`/packages/${p.id}/versions/new`} class="button button-secondary">
+                    New version
+                  </Link>
+                }
+              >
+                {p.name}
+              </PageTitle>
+              {p.status === 'suspended' && (
+                <Notice kind="error">
+                  This package is suspended{typeof p.suspension?.reason === 'string' ? ` (${p.suspension.reason})` : ''}.{' '}
+                  {typeof p.suspension?.remediation === 'string' ? p.suspension.remediation : 'Contact support to request reinstatement.'}
+                </Notice>
+              )}
+              <Section title="Package">
+                <Facts
+                  items={[
+                    ['Catalog', published ? `Published: version ${published.version}` : 'Not published'],
+                    ['Package id', <code key="id">{p.id}</code>],
+                    ['Slug', <code key="slug">{p.slug}</code>],
+                    [
+                      'App',
+                      <Link key="app" href={`/apps/${p.appId}`}>
+                        {p.appId}
+                      </Link>,
+                    ],
+                    ['Risk tier', p.riskTier.replace(/_/g, ' ')],
+                    [
+                      'Runtime URL',
+                      <span key="rt" class="break">
+                        {p.runtimeUrl}
+                      </span>,
+                    ],
+                    ['Description', p.description],
+                    ['Status', <StateBadge key="st" state={p.status} />],
+                  ]}
+                />
+              </Section>
+              <Section title="Versions">
+                <div class="table-wrap">
+                  <table>
+                    <caption class="visually-hidden">Versions, newest first</caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">Version</th>
+                        <th scope="col">State</th>
+                        <th scope="col">Created</th>
+                        <th scope="col">Submitted</th>
+                        <th scope="col">Published</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {(p.versions ?? []).map((v) => (
+                        <tr key={v.id}>
+                          <td>
+                            <Link href={`/packages/${p.id}/versions/${v.id}`}>{`Version ${v.version}`}</Link>
+                          </td>
+                          <td>
+                            <StateBadge state={v.state} />
+                          </td>
+                          <td>{formatDate(v.createdAt)}</td>
+                          <td>{formatDate(v.submittedAt)}</td>
+                          <td>{formatDate(v.publishedAt)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              </Section>
+            </>
+          );
+        }}
+      </Loaded>
+    </>
+  );
+}
+
+function nextPatch(version: string | undefined): string {
+  const match = /^(\d+)\.(\d+)\.(\d+)$/.exec(version ?? '');
+  return match ? `${match[1]}.${match[2]}.${Number(match[3]) + 1}` : '1.0.0';
+}
+
+export function NewVersionPage(props: { packageId: string }) {
+  const pkg = useResource(() => loadPackage(props.packageId), [props.packageId]);
+  const [jsonError, setJsonError] = useState<string | null>(null);
+  const create = useCall(async (body: Record<string, unknown>) => {
+    const version = await api<Version>('POST', `/v1/providers/packages/${props.packageId}/versions`, body);
+    navigate(`/packages/${props.packageId}/versions/${version.id}`);
+  });
+  const problem = problemOf(create.error);
+  return (
+    <Loaded resource={pkg}>
+      {(p) => {
+        const latest = p.versions?.[0];
+        return (
+          <>
+            <Breadcrumbs
+              items={[
+                { href: '/packages', label: 'Packages' },
+                { href: `/packages/${p.id}`, label: p.name },
+              ]}
+            />
+            <PageTitle product={PRODUCT}>{`New version of ${p.name}`}</PageTitle>
+            <form
+              class="card"
+              onSubmit={(event) => {
+                event.preventDefault();
+                const form = formValues(event.currentTarget);
+                const parsed = parseJson(form.capabilities ?? '', 'capability list');
+                if (parsed.error || !Array.isArray(parsed.value)) {
+                  setJsonError(parsed.error ?? 'Capabilities must be a JSON array of capability descriptors.');
+                  return;
+                }
+                setJsonError(null);
+                const runtimeUrl = form.runtimeUrl ?? '';
+                void create.run({
+                  version: form.version ?? '',
+                  capabilities: parsed.value,
+                  ...(runtimeUrl ? { runtimeUrl } : {}),
+                });
+              }}
+            >
+              <Field
+                label="Version"
+                name="version"
+                required
+                pattern="\d+\.\d+\.\d+"
+                defaultValue={nextPatch(latest?.version)}
+                hint={`Three dot-separated numbers, greater than ${latest?.version ?? 'the latest'}.`}
+                error={problem?.field === 'version' ? problem.detail : undefined}
+              />
+              <Field
+                label="Runtime URL"
+                name="runtimeUrl"
+                type="url"
+                hint={`Leave empty to keep ${p.runtimeUrl}. A new URL applies to this and later versions.`}
+                error={problem?.field === 'runtimeUrl' ? problem.detail : undefined}
+              />
+              <Field
+                label="Capabilities (JSON)"
+                name="capabilities"
+                multiline
+                class="tall"
+                spellcheck={false}
+                defaultValue={JSON.stringify(latest?.capabilities ?? [], null, 2)}
+                error={
+                  jsonError ??
+                  (problem?.field && problem.field !== 'version' && problem.field !== 'runtimeUrl'
+                    ? descriptorError(create.error)
+                    : undefined)
+                }
+                required
+              />
+              <ProblemNotice error={create.error} />
+              <Button type="submit" variant="primary" busy={create.busy}>
+                Create version
+              </Button>
+            </form>
+          </>
+        );
+      }}
+    </Loaded>
+  );
+}
+
+interface SubmitResult {
+  version: Version;
+  review: 'manual' | 'automatic';
+  conformance: ConformanceRun;
+}
+
+export function VersionPage(props: { packageId: string; versionId: string }) {
+  const { packageId, versionId } = props;
+  const { query } = useLocation();
+  const runId = query.get('run');
+  const pkg = useResource(() => loadPackage(packageId), [packageId]);
+  const run = useResource(
+    () => (runId ? api<ConformanceRun>('GET', `/v1/providers/conformance/${runId}`) : Promise.resolve(null)),
+    [runId],
+  );
+  usePoll(run.reload, runInProgress(run.data ?? undefined), 1000);
+  const [outcome, setOutcome] = useState<string | null>(null);
+  const showRun = (id: string) => navigate(`/packages/${packageId}/versions/${versionId}?run=${encodeURIComponent(id)}`, { replace: true });
+  const base = `/v1/providers/packages/${packageId}/versions/${versionId}`;
+  const action = useCall(async (kind: 'quick' | 'full' | 'submit' | 'publish') => {
+    setOutcome(null);
+    if (kind === 'quick' || kind === 'full') {
+      const result = await api<ConformanceRun>('POST', `${base}/validate${kind === 'full' ? '?full=true' : ''}`);
+      setOutcome(kind === 'full' ? 'Full validation started: all six dimensions run against the runtime.' : 'Quick validation finished.');
+      if (result.id === runId) run.reload();
+      else showRun(result.id);
+      return;
+    }
+    if (kind === 'submit') {
+      let result: SubmitResult;
+      try {
+        result = await api<SubmitResult>('POST', `/v1/providers/packages/manage/${packageId}/versions/${versionId}/submit`);
+      } catch (error) {
+        // The gate's refusal names the run it judged: show that report beside the problem.
+        const failedRun = problemOf(error)?.conformanceId;
+        if (failedRun && failedRun !== runId) showRun(failedRun);
+        throw error;
+      }
+      setOutcome(
+        result.review === 'manual'
+          ? 'Submitted. The version is in the review queue; you can publish it once it is approved.'
+          : 'Submitted and listed automatically: you can publish it now.',
+      );
+      pkg.reload();
+      if (result.conformance?.id) showRun(result.conformance.id);
+      return;
+    }
+    const result = await api<Package & { version: Version; catalogUrl: string }>(
+      'POST',
+      `/v1/providers/packages/manage/${packageId}/versions/${versionId}/publish`,
+    );
+    setOutcome(`Published version ${result.version.version} to the catalog: ${result.catalogUrl}`);
+    pkg.reload();
+  });
+  return (
+    <Loaded resource={pkg}>
+      {(p) => {
+        const version = p.versions?.find((v) => v.id === versionId);
+        if (!version) return <Notice kind="error">This version does not exist.</Notice>;
+        const canSubmit = version.state === 'draft';
+        const canPublish = version.state === 'approved';
+        return (
+          <>
+            <Breadcrumbs
+              items={[
+                { href: '/packages', label: 'Packages' },
+                { href: `/packages/${p.id}`, label: p.name },
+              ]}
+            />
+            <PageTitle product={PRODUCT}>{`${p.name} ${version.version}`}</PageTitle>
+            <Section title="Version">
+              <Facts
+                items={[
+                  ['State', <StateBadge key="state" state={version.state} />],
+                  ['Version id', <code key="id">{version.id}</code>],
+                  ['Created', formatDate(version.createdAt)],
+                  ['Submitted', formatDate(version.submittedAt)],
+                  ['Published', formatDate(version.publishedAt)],
+                  ...(version.reviewReason ? [['Returned by review', version.reviewReason] as [string, string]] : []),
+                ]}
+              />
+              <details>
+                <summary>Capabilities ({version.capabilities.length})</summary>
+                <pre>{JSON.stringify(version.capabilities, null, 2)}</pre>
+              </details>
+            </Section>
+            <Section title="Validate and release">
+              <p>
+                Quick validation checks schema, contracts and documentation. A full run also calls the runtime for performance, error
+                handling and security; submitting needs a score of at least 80 with no dimension below 5.
+              </p>
+              <div class="actions">
+                <Button onClick={() => void action.run('quick')} busy={action.busy}>
+                  Validate (quick)
+                </Button>
+                <Button onClick={() => void action.run('full')} busy={action.busy}>
+                  Validate fully
+                </Button>
+                <Button
+                  variant="primary"
+                  onClick={() => void action.run('submit')}
+                  busy={action.busy}
+                  disabled={!canSubmit || action.busy}
+                  aria-describedby="submit-hint"
+                >
+                  Submit for review
+                </Button>
+                <Button
+                  variant="primary"
+                  onClick={() => void action.run('publish')}
+                  busy={action.busy}
+                  disabled={!canPublish || action.busy}
+                  aria-describedby="publish-hint"
+                >
+                  Publish
+                </Button>
+              </div>
+              <ul class="hint">
+                <li id="submit-hint">
+                  {canSubmit
+                    ? 'Submit runs all six dimensions (or reuses a fresh full run).'
+                    : `Submit: only draft versions; this one is ${version.state.replace(/_/g, ' ')}.`}
+                </li>
+                <li id="publish-hint">
+                  {canPublish
+                    ? 'Approved: publishing lists it in the catalog.'
+                    : version.state === 'published'
+                      ? 'This version is published.'
+                      : 'Publish: available once the version is approved.'}
+                </li>
+              </ul>
+              {outcome && <Notice kind="success">{outcome}</Notice>}
+              <ProblemNotice error={action.error} />
+            </Section>
+            {runId && <Loaded resource={run}>{(data) => (data ? <ConformanceReport run={data} /> : null)}</Loaded>}
+          </>
+        );
+      }}
+    </Loaded>
+  );
+}

@@ -1,0 +1,165 @@
+/** Shapes of the provider platform's answers, as the controllers return them. */
+
+export interface Account {
+  id: string;
+  company_name: string;
+  email: string;
+  email_verified: boolean;
+  email_verified_at: string | null;
+  mfa_enabled: boolean;
+  status: string;
+  created_at: string;
+}
+
+export interface App {
+  id: string;
+  name: string;
+  description: string;
+  redirect_uris: string[];
+  webhook_url: string | null;
+  scopes: string[];
+  client_id: string;
+  /** Only in the answer to creation and rotation. */
+  client_secret?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export const PLATFORM_SCOPES = [
+  'apps:read',
+  'apps:write',
+  'packages:read',
+  'packages:write',
+  'capabilities:execute',
+  'webhooks:read',
+  'webhooks:write',
+  'events:write',
+  'installs:read',
+] as const;
+
+export const RISK_TIERS = ['data_only', 'action_capable', 'high_trust', 'strategic_surface'] as const;
+
+export interface Version {
+  id: string;
+  packageId: string;
+  version: string;
+  state: string;
+  capabilities: unknown[];
+  reviewReason: string | null;
+  submittedAt: string | null;
+  publishedAt: string | null;
+  createdAt: string;
+}
+
+export interface Package {
+  id: string;
+  appId: string;
+  name: string;
+  slug: string;
+  description: string;
+  riskTier: string;
+  runtimeUrl: string;
+  latestVersionId: string | null;
+  publishedVersionId: string | null;
+  status: string;
+  suspension: Record<string, unknown> | null;
+  createdAt: string;
+  updatedAt: string;
+  versions?: Version[];
+}
+
+export interface Check {
+  id: string;
+  passed: boolean;
+  points: number;
+  max: number;
+  detail: string;
+}
+
+export interface Dimension {
+  score: number;
+  max: number;
+  ran: boolean;
+  checks: Check[];
+}
+
+export const DIMENSIONS: Array<{ key: string; label: string }> = [
+  { key: 'schema', label: 'Schema' },
+  { key: 'contracts', label: 'Contracts' },
+  { key: 'documentation', label: 'Documentation' },
+  { key: 'performance', label: 'Performance' },
+  { key: 'error_handling', label: 'Error handling' },
+  { key: 'security', label: 'Security' },
+];
+
+/** A conformance run (`GET /v1/providers/conformance/:id`) or the answer of a quick validation. */
+export interface ConformanceRun {
+  id: string;
+  full: boolean;
+  status?: string;
+  score: number | null;
+  passed: boolean | null;
+  dimensions: Record<string, Dimension> | null;
+  error?: string | null;
+  createdAt?: string;
+  completedAt?: string | null;
+}
+
+export const WEBHOOK_EVENT_TYPES = [
+  'package.submitted',
+  'package.published',
+  'package.suspended',
+  'install.created',
+  'install.removed',
+  'capability.invoked',
+  'capability.failed',
+] as const;
+
+export interface WebhookProfile {
+  app_id: string;
+  url: string | null;
+  event_types: string[];
+  timeout_seconds: number;
+  enabled: boolean;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  secret_rotated_at: string;
+  previous_secret_expires_at: string | null;
+  secret_rotation_due: boolean;
+  secret?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliverySummary {
+  id: string;
+  event_id: string;
+  event_type: string;
+  idempotency_key: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempt_count: number;
+  next_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  replay_of: string | null;
+  test: boolean;
+  delivered_at: string | null;
+  failed_at: string | null;
+  created_at: string;
+}
+
+export interface DeliveryAttempt {
+  attempt: number;
+  started_at: string;
+  request_headers: Record<string, string>;
+  status_code: number | null;
+  latency_ms: number | null;
+  response_body: string | null;
+  error_class: string | null;
+  outcome: string;
+}
+
+export interface Delivery extends DeliverySummary {
+  payload: unknown;
+  attempts: DeliveryAttempt[];
+}
