@@ -63,7 +63,8 @@ export function ConformanceReport(props: { run: ConformanceRun }) {
                   <ul class="findings" aria-label={`${label} findings`}>
                     {dimension.checks.map((check) => (
                       <li key={check.id}>
-                        <StateBadge state={check.passed ? 'passed' : 'failed'} /> <code>{check.id}</code>{' '}
+                        <StateBadge state={check.max === 0 ? 'not applicable' : check.passed ? 'passed' : 'failed'} />{' '}
+                        <code>{check.id}</code>{' '}
                         <span class="hint">
                           {check.points}/{check.max}
                         </span>

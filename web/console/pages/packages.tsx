@@ -380,7 +380,9 @@ export function VersionPage(props: { packageId: string; versionId: string }) {
     setOutcome(null);
     if (kind === 'quick' || kind === 'full') {
       const result = await api<ConformanceRun>('POST', `${base}/validate${kind === 'full' ? '?full=true' : ''}`);
-      setOutcome(kind === 'full' ? 'Full validation started: all six dimensions run against the runtime.' : 'Quick validation finished.');
+      setOutcome(
+        kind === 'full' ? 'Full validation requested: the report below follows the run until it finishes.' : 'Quick validation finished.',
+      );
       if (result.id === runId) run.reload();
       else showRun(result.id);
       return;

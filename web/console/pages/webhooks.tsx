@@ -39,7 +39,7 @@ export function WebhookPage(props: { appId: string }) {
               ]}
             />
             <PageTitle product={PRODUCT}>{`Webhooks of ${app.name}`}</PageTitle>
-            {secret && <SecretReveal label="Signing secret" secret={secret} onDismiss={() => setSecret(null)} />}
+            {secret && <SecretReveal label="New signing secret" secret={secret} onDismiss={() => setSecret(null)} />}
             <ProfileForm
               app={app}
               profile={profile}
