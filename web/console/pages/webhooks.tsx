@@ -83,6 +83,7 @@ function ProfileForm(props: { app: App; profile: WebhookProfile | null; onSaved:
       url,
       event_types: all ? ['*'] : types,
       ...(timeout ? { timeout_seconds: timeout } : {}),
+      enabled: values.enabled === 'on',
     });
     setSaved(true);
     props.onSaved(result);
@@ -93,7 +94,8 @@ function ProfileForm(props: { app: App; profile: WebhookProfile | null; onSaved:
     <Section title="Webhook profile">
       {profile && !profile.enabled && (
         <Notice kind="error">
-          Deliveries are paused{profile.disabled_reason ? `: ${profile.disabled_reason}` : ''}. Save the profile to turn them on again.
+          Deliveries are paused{profile.disabled_reason ? `: ${profile.disabled_reason}` : ''}. Tick “Send deliveries” and save the profile
+          to turn them on again.
         </Notice>
       )}
       {!profile && <p>No profile yet. Saving one creates the signing secret, shown once.</p>}
@@ -139,6 +141,12 @@ function ProfileForm(props: { app: App; profile: WebhookProfile | null; onSaved:
           defaultValue={String(profile?.timeout_seconds ?? 5)}
           hint="1 to 30. Answer 2xx within it, or 202 and process later."
         />
+        <div class="field checkboxes">
+          <label>
+            <input type="checkbox" name="enabled" defaultChecked={profile?.enabled ?? true} /> Send deliveries
+          </label>
+          <p class="hint">Untick to pause deliveries: events are then logged as failed and can be replayed later.</p>
+        </div>
         {saved && <Notice kind="success">Webhook profile saved.</Notice>}
         <ProblemNotice error={save.error} />
         <Button type="submit" variant="primary" busy={save.busy}>
