@@ -137,6 +137,7 @@ export function NewPackagePage() {
                 const parsed = parseJson(form.descriptor ?? '', 'descriptor');
                 if (parsed.error || !parsed.value || typeof parsed.value !== 'object' || Array.isArray(parsed.value)) {
                   setJsonError(parsed.error ?? 'The descriptor must be a JSON object.');
+                  create.setError(null);
                   return;
                 }
                 setJsonError(null);
@@ -164,6 +165,7 @@ export function NewPackagePage() {
                 error={jsonError ?? descriptorError(create.error)}
                 required
               />
+              {jsonError && <Notice kind="error">{jsonError}</Notice>}
               <ProblemNotice error={create.error} />
               <Button type="submit" variant="primary" busy={create.busy}>
                 Create package
@@ -303,6 +305,7 @@ export function NewVersionPage(props: { packageId: string }) {
                 const parsed = parseJson(form.capabilities ?? '', 'capability list');
                 if (parsed.error || !Array.isArray(parsed.value)) {
                   setJsonError(parsed.error ?? 'Capabilities must be a JSON array of capability descriptors.');
+                  create.setError(null);
                   return;
                 }
                 setJsonError(null);
@@ -345,6 +348,7 @@ export function NewVersionPage(props: { packageId: string }) {
                 }
                 required
               />
+              {jsonError && <Notice kind="error">{jsonError}</Notice>}
               <ProblemNotice error={create.error} />
               <Button type="submit" variant="primary" busy={create.busy}>
                 Create version
