@@ -177,6 +177,13 @@ describe('developer console: onboarding to a published package', () => {
     const rotated = (await page.getByRole('region', { name: 'Client secret' }).locator('code').textContent())!;
     expect(rotated).not.toBe(secret);
     await request(url).post('/v1/auth/token').auth(clientId, secret).type('form').send({ grant_type: 'client_credentials' }).expect(401);
+
+    await page.getByRole('button', { name: 'Edit app details' }).click();
+    expect(await page.getByLabel('Redirect URIs').inputValue()).toBe('https://acme.example/callback\nhttps://acme.example/callback2');
+    expect(await page.getByLabel('capabilities:execute').isChecked()).toBe(false);
+    await page.getByLabel('Description').fill('Calendar and contacts sync');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await factValue(page, 'Description').getByText('Calendar and contacts sync').waitFor();
   });
 
   it('sets the webhook profile, sends a test event, shows the delivery with its attempt, and replays it', async () => {
@@ -246,7 +253,7 @@ describe('developer console: onboarding to a published package', () => {
 
     await descriptor.fill('{ "name": "Acme Bank", ');
     await page.getByRole('button', { name: 'Create package' }).click();
-    await page.getByText('The descriptor is not valid JSON').waitFor();
+    await page.getByRole('alert').getByText('The descriptor is not valid JSON').waitFor();
 
     // A property without a type: the API's invalid_schema problem names the field and the schema path.
     const broken = goodPackageCapabilities() as Array<{ schema: { properties: Record<string, unknown> } }>;

@@ -72,22 +72,71 @@ function lines(text: string | undefined): string[] {
     .filter(Boolean);
 }
 
+/** The editable fields of an app, as the create and update bodies name them. */
+function appBody(form: HTMLFormElement) {
+  const values = formValues(form);
+  return {
+    name: values.name ?? '',
+    description: values.description ?? '',
+    redirect_uris: lines(values.redirect_uris),
+    scopes: new FormData(form).getAll('scopes').map(String),
+    webhook_url: values.webhook_url ?? '',
+  };
+}
+
+function AppFields(props: { app?: App; error: unknown }) {
+  const { app } = props;
+  const problem = problemOf(props.error);
+  const fieldError = (name: string) => (problem?.field?.startsWith(name) ? problem.detail : undefined);
+  return (
+    <>
+      <Field label="Name" name="name" maxLength={100} required defaultValue={app?.name} error={fieldError('name')} />
+      <Field
+        label="Description"
+        name="description"
+        multiline
+        maxLength={2000}
+        defaultValue={app?.description}
+        error={fieldError('description')}
+      />
+      <Field
+        label="Redirect URIs"
+        name="redirect_uris"
+        multiline
+        hint="OAuth redirect addresses, one per line."
+        defaultValue={app?.redirect_uris.join('\n')}
+        error={fieldError('redirect_uris')}
+      />
+      <fieldset class="field checkboxes">
+        <legend>Scopes</legend>
+        <p class="hint">What the app may be granted.{app ? '' : ' All are selected by default.'}</p>
+        {PLATFORM_SCOPES.map((scope) => (
+          <label key={scope}>
+            <input type="checkbox" name="scopes" value={scope} defaultChecked={app ? app.scopes.includes(scope) : true} />{' '}
+            <code>{scope}</code>
+          </label>
+        ))}
+      </fieldset>
+      <Field
+        label="Webhook URL"
+        name="webhook_url"
+        type="url"
+        hint="HTTPS endpoint for webhook deliveries. You can set it later."
+        defaultValue={app?.webhook_url ?? ''}
+        error={fieldError('webhook_url')}
+      />
+      <ProblemNotice error={props.error} />
+    </>
+  );
+}
+
 export function NewAppPage() {
   const create = useCall(async (form: HTMLFormElement) => {
-    const values = formValues(form);
-    const scopes = new FormData(form).getAll('scopes').map(String);
-    const app = await api<App>('POST', '/v1/providers/apps', {
-      name: values.name,
-      description: values.description ?? '',
-      redirect_uris: lines(values.redirect_uris),
-      scopes,
-      ...(values.webhook_url ? { webhook_url: values.webhook_url } : {}),
-    });
+    const { webhook_url, ...body } = appBody(form);
+    const app = await api<App>('POST', '/v1/providers/apps', { ...body, ...(webhook_url ? { webhook_url } : {}) });
     if (app.client_secret) handOverSecret(`app:${app.id}`, app.client_secret);
     navigate(`/apps/${app.id}`);
   });
-  const problem = problemOf(create.error);
-  const fieldError = (name: string) => (problem?.field?.startsWith(name) ? problem.detail : undefined);
   return (
     <>
       <Breadcrumbs items={[{ href: '/apps', label: 'Apps' }]} />
@@ -99,37 +148,38 @@ export function NewAppPage() {
           void create.run(event.currentTarget);
         }}
       >
-        <Field label="Name" name="name" maxLength={100} required error={fieldError('name')} />
-        <Field label="Description" name="description" multiline maxLength={2000} error={fieldError('description')} />
-        <Field
-          label="Redirect URIs"
-          name="redirect_uris"
-          multiline
-          hint="OAuth redirect addresses, one per line."
-          error={fieldError('redirect_uris')}
-        />
-        <fieldset class="field checkboxes">
-          <legend>Scopes</legend>
-          <p class="hint">What the app may be granted. All are selected by default.</p>
-          {PLATFORM_SCOPES.map((scope) => (
-            <label key={scope}>
-              <input type="checkbox" name="scopes" value={scope} defaultChecked /> <code>{scope}</code>
-            </label>
-          ))}
-        </fieldset>
-        <Field
-          label="Webhook URL"
-          name="webhook_url"
-          type="url"
-          hint="HTTPS endpoint for webhook deliveries. You can set it later."
-          error={fieldError('webhook_url')}
-        />
-        <ProblemNotice error={create.error} />
+        <AppFields error={create.error} />
         <Button type="submit" variant="primary" busy={create.busy}>
           Register app
         </Button>
       </form>
     </>
+  );
+}
+
+function EditApp(props: { app: App; onSaved: (app: App) => void; onCancel: () => void }) {
+  const save = useCall(async (form: HTMLFormElement) => {
+    const { webhook_url, ...body } = appBody(form);
+    // An empty webhook URL leaves the current one; the webhook page owns that setting too.
+    props.onSaved(await api<App>('PATCH', `/v1/providers/apps/${props.app.id}`, { ...body, ...(webhook_url ? { webhook_url } : {}) }));
+  });
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault();
+        void save.run(event.currentTarget);
+      }}
+    >
+      <AppFields app={props.app} error={save.error} />
+      <div class="actions">
+        <Button type="submit" variant="primary" busy={save.busy}>
+          Save changes
+        </Button>
+        <Button onClick={props.onCancel} disabled={save.busy}>
+          Cancel
+        </Button>
+      </div>
+    </form>
   );
 }
 
@@ -143,6 +193,7 @@ export function AppDetailPage(props: { appId: string }) {
   const app = useResource(() => api<App>('GET', `/v1/providers/apps/${props.appId}`), [props.appId]);
   const [secret, setSecret] = useState(() => takeSecret(`app:${props.appId}`));
   const [confirming, setConfirming] = useState(false);
+  const [editing, setEditing] = useState(false);
   const [grace, setGrace] = useState(0);
   const rotate = useCall(async () => {
     const rotated = await api<App>('POST', `/v1/providers/apps/${props.appId}/secret`, { grace_period_seconds: grace });
@@ -183,29 +234,51 @@ export function AppDetailPage(props: { appId: string }) {
                 Rotate client secret
               </Button>
             </Section>
-            <Section title="Details">
-              <Facts
-                items={[
-                  ['Description', data.description || '—'],
-                  [
-                    'Redirect URIs',
-                    data.redirect_uris.length ? (
-                      <ul key="uris" class="plain">
-                        {data.redirect_uris.map((uri) => (
-                          <li key={uri} class="break">
-                            {uri}
-                          </li>
-                        ))}
-                      </ul>
-                    ) : (
-                      '—'
-                    ),
-                  ],
-                  ['Scopes', data.scopes.join(', ')],
-                  ['Webhook URL', data.webhook_url ?? 'Not set'],
-                  ['Created', formatDate(data.created_at)],
-                ]}
-              />
+            <Section
+              title="Details"
+              actions={
+                !editing && (
+                  <Button onClick={() => setEditing(true)} aria-label="Edit app details">
+                    Edit
+                  </Button>
+                )
+              }
+            >
+              {editing ? (
+                <EditApp
+                  app={data}
+                  onCancel={() => setEditing(false)}
+                  onSaved={(saved) => {
+                    app.setData(saved);
+                    setEditing(false);
+                  }}
+                />
+              ) : (
+                <>
+                  <Facts
+                    items={[
+                      ['Description', data.description || '—'],
+                      [
+                        'Redirect URIs',
+                        data.redirect_uris.length ? (
+                          <ul key="uris" class="plain">
+                            {data.redirect_uris.map((uri) => (
+                              <li key={uri} class="break">
+                                {uri}
+                              </li>
+                            ))}
+                          </ul>
+                        ) : (
+                          '—'
+                        ),
+                      ],
+                      ['Scopes', data.scopes.join(', ')],
+                      ['Webhook URL', data.webhook_url ?? 'Not set'],
+                      ['Created', formatDate(data.created_at)],
+                    ]}
+                  />
+                </>
+              )}
             </Section>
             <ConfirmDialog
               open={confirming}
