@@ -5,7 +5,7 @@ import request from 'supertest';
 import { launchBrowser, newPage, screenshot } from '../support/browser';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
-import { SmtpSink } from '../support/smtp-sink';
+import { ReceivedMail, SmtpSink } from '../support/smtp-sink';
 import { assertTestCaTrusted } from '../support/test-ca';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -73,18 +73,14 @@ describe('developer console: onboarding to a published package', () => {
     await heading('Check your email').waitFor();
     await page.getByText(EMAIL).waitFor();
 
-    const mail = await smtp.mailTo(EMAIL);
-    const link = /(\S+\/console\/verify-email\?token=\S+)/.exec(mail.text)?.[1];
-    expect(link).toBeDefined();
-    // The link names PUBLIC_BASE_URL; the test's api listens on another port, so keep the path and query.
-    const { pathname, search } = new URL(link!);
-    await page.goto(pathname + search);
+    const link = verifyPath(await smtp.mailTo(EMAIL));
+    await page.goto(link);
     await heading('Email verified').waitFor();
     await page.getByText(`${EMAIL} is verified`).waitFor();
 
     // The link is single use: opening it again explains that.
     const again = await newPage(browser, { baseURL: url });
-    await again.goto(pathname + search);
+    await again.goto(link);
     await again.getByRole('alert').getByText('already used').waitFor();
     await again.context().close();
 
@@ -377,6 +373,39 @@ describe('developer console: onboarding to a published package', () => {
     await mobile.context().close();
   });
 
+  it('lets an unverified developer log in and send a new verification link, which replaces the first', async () => {
+    const email = 'late-reader@example.com';
+    const other = await newPage(browser, { baseURL: url });
+    await other.goto('/console/signup');
+    await other.getByLabel('Company name').fill('Initech');
+    await other.getByLabel('Email').fill(email);
+    await other.getByLabel('Password').fill(PASSWORD);
+    await other.getByRole('button', { name: 'Create account' }).click();
+    await other.getByRole('heading', { name: 'Check your email', level: 1 }).waitFor();
+    const first = verifyPath(await smtp.mailTo(email));
+
+    await other.getByRole('link', { name: 'Log in' }).click();
+    await other.getByLabel('Email').fill(email);
+    await other.getByLabel('Password').fill(PASSWORD);
+    await other.getByRole('button', { name: 'Log in' }).click();
+    await other.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    const verify = other.getByRole('region', { name: 'Verify your email address' });
+    await verify.getByRole('button', { name: 'Send a new verification link' }).click();
+    await verify.getByText(`A new verification link is on its way to ${email}`).waitFor();
+    const second = verifyPath(await smtp.mailTo(email, 1));
+    expect(second).not.toBe(first);
+
+    await other.goto(first);
+    await other.getByRole('alert').getByText('replaced by a newer one').waitFor();
+    await other.goto(second);
+    await other.getByRole('heading', { name: 'Email verified', level: 1 }).waitFor();
+    // Still signed in in this tab: the page leads back into the console.
+    await other.getByRole('link', { name: 'Go to the console' }).click();
+    await other.getByText('Email address verified.').waitFor();
+    expect(await other.getByRole('region', { name: 'Verify your email address' }).count()).toBe(0);
+    await other.context().close();
+  });
+
   function packageBody(capabilities: unknown[]) {
     return {
       name: 'Acme Bank',
@@ -389,6 +418,18 @@ describe('developer console: onboarding to a published package', () => {
     };
   }
 });
+
+/**
+ * The path and query of the link in a verification mail. The link names
+ * PUBLIC_BASE_URL; the test's api listens on another port, so the page opens
+ * the same path there.
+ */
+function verifyPath(mail: ReceivedMail): string {
+  const link = /(\S+\/console\/verify-email\?token=\S+)/.exec(mail.text)?.[1];
+  if (!link) throw new Error(`no console verification link in: ${mail.text}`);
+  const { pathname, search } = new URL(link);
+  return pathname + search;
+}
 
 async function logIn(page: Page) {
   await page.getByLabel('Email').fill(EMAIL);
