@@ -217,7 +217,7 @@ describe('developer console: onboarding to a published package', () => {
     const attempt = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Attempt 1' }) });
     expect(await factValue(attempt, 'Status code').textContent()).toBe('200');
     expect(await factValue(attempt, 'Time').textContent()).toMatch(/^\d+ ms$/);
-    expect(await attempt.getByLabel('Response body of attempt 1').textContent()).toBe(RECEIVER_ANSWER);
+    expect(await attempt.getByRole('figure', { name: 'Response body' }).locator('pre').textContent()).toBe(RECEIVER_ANSWER);
     await screenshot(page, 'console-delivery-detail');
 
     await page.getByRole('button', { name: 'Replay delivery' }).click();
@@ -367,6 +367,8 @@ describe('developer console: onboarding to a published package', () => {
     await apps.click();
     await mobile.getByRole('heading', { name: 'Apps', level: 1 }).waitFor();
     await apps.waitFor({ state: 'hidden' });
+    // Focus moves to the new page's main region, as after a full page load.
+    await mobile.waitForFunction("document.activeElement?.id === 'main'");
     expect(await menu.getAttribute('aria-expanded')).toBe('false');
     // Nothing is wider than the screen.
     expect(await mobile.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);

@@ -44,9 +44,7 @@ export function SecretReveal(props: { label: string; secret: string; onDismiss?:
         <strong>Copy it now: you won’t see it again.</strong> Store it in your secret manager; if it is lost, rotate it.
       </p>
       <div class="secret">
-        <code ref={valueRef} aria-label={props.label}>
-          {props.secret}
-        </code>
+        <code ref={valueRef}>{props.secret}</code>
         <button type="button" class="button button-primary" onClick={() => void copy()}>
           Copy {props.label.toLowerCase()}
         </button>

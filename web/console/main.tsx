@@ -1,4 +1,5 @@
 import { render } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
 import '../shared/styles.css';
 import './console.css';
 import { request } from '../shared/api';
@@ -57,9 +58,24 @@ function NotFound() {
   );
 }
 
+/**
+ * After a move to another page, focus goes to the main region (as after a full
+ * page load), so screen readers start at the new content instead of a link
+ * that no longer exists. Not on the first render: the browser starts at the top.
+ */
+function useFocusOnPageChange(path: string) {
+  const previous = useRef(path);
+  useEffect(() => {
+    if (previous.current === path) return;
+    previous.current = path;
+    document.getElementById('main')?.focus({ preventScroll: true });
+  }, [path]);
+}
+
 function Console() {
   const current = useSession(session);
   const { path } = useLocation();
+  useFocusOnPageChange(path);
   const open = matchRoute(PUBLIC_ROUTES, path);
   if (open) return open.route.render(open.params);
   if (!current) return <LogIn />;

@@ -29,7 +29,7 @@ export function LogIn() {
     if (needsCode) codeRef.current?.querySelector('input')?.focus();
   }, [needsCode]);
   return (
-    <main id="main" class="narrow">
+    <main id="main" class="narrow" tabIndex={-1}>
       <PageTitle product={PRODUCT}>Log in</PageTitle>
       {query.get('verified') === '1' && <Notice kind="success">Your email address is verified. Log in to continue.</Notice>}
       <form
@@ -73,7 +73,7 @@ export function SignUp() {
     navigate(`/check-email?email=${encodeURIComponent(email)}`);
   });
   return (
-    <main id="main" class="narrow">
+    <main id="main" class="narrow" tabIndex={-1}>
       <PageTitle product={PRODUCT}>Create a developer account</PageTitle>
       <form
         class="card"
@@ -110,7 +110,7 @@ export function CheckEmail() {
   const { query } = useLocation();
   const email = query.get('email');
   return (
-    <main id="main" class="narrow">
+    <main id="main" class="narrow" tabIndex={-1}>
       <PageTitle product={PRODUCT}>Check your email</PageTitle>
       <div class="card">
         <p>
@@ -146,7 +146,7 @@ export function VerifyEmail() {
   }, [token]);
   const signedIn = session.get() !== null;
   return (
-    <main id="main" class="narrow">
+    <main id="main" class="narrow" tabIndex={-1}>
       <PageTitle product={PRODUCT}>{state.account ? 'Email verified' : 'Verify your email'}</PageTitle>
       <div class="card">
         {!state.done && <Loading label="Verifying your email address…" />}

@@ -435,8 +435,10 @@ export function DeliveryPage(props: { appId: string; deliveryId: string }) {
                           ['Error', a.error_class ?? '—'],
                         ]}
                       />
-                      <h4>Response body</h4>
-                      <pre aria-label={`Response body of attempt ${a.attempt}`}>{a.response_body || '(empty)'}</pre>
+                      <figure class="response-body">
+                        <figcaption>Response body</figcaption>
+                        <pre>{a.response_body || '(empty)'}</pre>
+                      </figure>
                       <details>
                         <summary>Request headers</summary>
                         <pre>{JSON.stringify(a.request_headers, null, 2)}</pre>
