@@ -29,6 +29,8 @@ describe('developer console: onboarding to a published package', () => {
   let page: Page;
   let totpSecret = '';
   let appId = '';
+  /** The published version's page with its full conformance report (`?run=`). */
+  let versionPage = '';
 
   beforeAll(async () => {
     assertTestCaTrusted();
@@ -316,6 +318,7 @@ describe('developer console: onboarding to a published package', () => {
     expect(await publish.isEnabled()).toBe(true);
     await publish.click();
     await page.getByText('Published version 1.0.0 to the catalog').waitFor();
+    versionPage = new URL(page.url()).pathname + new URL(page.url()).search;
     await factValue(page, 'State').getByText('published').waitFor();
 
     await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'Acme Bank' }).click();
@@ -370,7 +373,10 @@ describe('developer console: onboarding to a published package', () => {
     // Focus moves to the new page's main region, as after a full page load.
     await mobile.waitForFunction("document.activeElement?.id === 'main'");
     expect(await menu.getAttribute('aria-expanded')).toBe('false');
-    // Nothing is wider than the screen.
+    // Nothing is wider than the screen, on a list page nor on the version page with its report.
+    expect(await mobile.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await mobile.goto(versionPage);
+    await mobile.getByRole('region', { name: 'Security dimension' }).waitFor();
     expect(await mobile.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await mobile.context().close();
   });
