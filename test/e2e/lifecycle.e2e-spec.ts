@@ -122,6 +122,27 @@ describe('package lifecycle: conformance, submission, review, publication, marke
     expect(runtime.requests.length).toBeGreaterThan(0);
   });
 
+  it("lists a version's conformance runs newest first, only to their developer", async () => {
+    const pkg = await createPackage('data_only', readOnlyCapabilities());
+    const first = await request(url).post(`/v1/providers/packages/${pkg.id}/versions/${pkg.versionId}/validate`).set(auth).expect(200);
+    const second = await request(url).post(`/v1/providers/packages/${pkg.id}/versions/${pkg.versionId}/validate`).set(auth).expect(200);
+    const list = await request(url).get('/v1/providers/conformance').query({ version_id: pkg.versionId }).set(auth).expect(200);
+    expect(list.body.data.map((run: { id: string }) => run.id)).toEqual([second.body.id, first.body.id]);
+    expect(list.body.data[0]).toMatchObject({ versionId: pkg.versionId, full: false, status: 'completed', dimensions: expect.any(Object) });
+    const limited = await request(url)
+      .get('/v1/providers/conformance')
+      .query({ version_id: pkg.versionId, limit: 1 })
+      .set(auth)
+      .expect(200);
+    expect(limited.body.data).toHaveLength(1);
+
+    const stranger = await onboardDeveloper(url, smtp, `stranger-${Date.now()}@example.com`);
+    const theirs = await request(url).get('/v1/providers/conformance').query({ version_id: pkg.versionId }).set(stranger.auth).expect(200);
+    expect(theirs.body.data).toEqual([]);
+    const bad = await request(url).get('/v1/providers/conformance').query({ version_id: 'nope' }).set(auth).expect(400);
+    expect(bad.body).toMatchObject({ status: 400, field: 'version_id' });
+  });
+
   it('lists a data_only version automatically on submit, publishes it and shows it in the marketplace', async () => {
     const pkg = await createPackage('data_only', readOnlyCapabilities());
     const submitted = await submit(pkg).expect(200);

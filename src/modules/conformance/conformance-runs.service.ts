@@ -113,6 +113,16 @@ export class ConformanceRuns {
     return row;
   }
 
+  /** Runs of a version, newest first; only the caller's own (an app sees its app's runs, a developer all of theirs). */
+  async listForVersion(principal: PlatformPrincipal, versionId: string, limit: number): Promise<RunRow[]> {
+    return this.dataSource.query(
+      `SELECT ${COLUMNS} FROM conformance_runs
+        WHERE version_id = $1 AND developer_id = $2 AND ($3::text IS NULL OR app_id = $3)
+        ORDER BY created_at DESC LIMIT $4`,
+      [versionId, principal.developerId, principal.kind === 'app' ? principal.appId : null, limit],
+    );
+  }
+
   async find(id: string): Promise<RunRow | null> {
     const [row]: RunRow[] = await this.dataSource.query(`SELECT ${COLUMNS} FROM conformance_runs WHERE id = $1`, [id]);
     return row ?? null;

@@ -372,9 +372,15 @@ export function VersionPage(props: { packageId: string; versionId: string }) {
   const { query } = useLocation();
   const runId = query.get('run');
   const pkg = useResource(() => loadPackage(packageId), [packageId]);
+  // The run named in the address, or else the version's latest run, so a report is there when the page is opened afresh.
   const run = useResource(
-    () => (runId ? api<ConformanceRun>('GET', `/v1/providers/conformance/${runId}`) : Promise.resolve(null)),
-    [runId],
+    () =>
+      runId
+        ? api<ConformanceRun>('GET', `/v1/providers/conformance/${runId}`)
+        : api<{ data: ConformanceRun[] }>('GET', `/v1/providers/conformance?version_id=${encodeURIComponent(versionId)}&limit=1`).then(
+            (list) => list.data[0] ?? null,
+          ),
+    [runId, versionId],
   );
   usePoll(run.reload, runInProgress(run.data ?? undefined), 1000);
   const [outcome, setOutcome] = useState<string | null>(null);
@@ -497,7 +503,7 @@ export function VersionPage(props: { packageId: string; versionId: string }) {
               {outcome && <Notice kind="success">{outcome}</Notice>}
               <ProblemNotice error={action.error} />
             </Section>
-            {runId && <Loaded resource={run}>{(data) => (data ? <ConformanceReport run={data} /> : null)}</Loaded>}
+            <Loaded resource={run}>{(data) => (data ? <ConformanceReport run={data} /> : null)}</Loaded>
           </>
         );
       }}
