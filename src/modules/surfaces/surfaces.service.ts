@@ -1,8 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
 import { InstallsService } from '../marketplace/installs.service';
-import { COMPONENTS, Component, Intent, Placement, PLACEMENTS, TYPICAL_COMPONENTS } from '../packages/capability-descriptor';
+import {
+  CapabilityDescriptor,
+  COMPONENTS,
+  Component,
+  Intent,
+  Placement,
+  PLACEMENTS,
+  TYPICAL_COMPONENTS,
+} from '../packages/capability-descriptor';
 import { StateCache } from '../runtime-bridge/state-cache';
+
+/** The first example's `input` of an action capability, when the provider gave one. */
+function exampleInput(capability: CapabilityDescriptor): Record<string, unknown> | null {
+  const first = capability.examples?.[0];
+  if (!first || typeof first !== 'object') return null;
+  const input = (first as { input?: unknown }).input;
+  return input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : null;
+}
 
 /** Most urgent first: what needs the user's attention leads a surface, background context and deep dives follow. */
 const INTENT_ORDER: Intent[] = ['notification', 'actionable_insight', 'ambient_context', 'deep_dive'];
@@ -48,6 +64,10 @@ export class SurfacesService {
         fetchedAt: state?.fetchedAt ?? null,
         stale: state ? state.stale : false,
         ...(state?.degraded ? { degraded: true } : {}),
+        // The service renders the confirmation form of an action, so it needs the input schema (and an example to start from).
+        ...(entry.capability.type === 'action'
+          ? { input: { schema: entry.capability.schema, example: exampleInput(entry.capability) } }
+          : {}),
       };
     });
     components.sort((a, b) => INTENT_ORDER.indexOf(a.intent) - INTENT_ORDER.indexOf(b.intent));
