@@ -1,0 +1,143 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { describeError } from '../../shared/api';
+import { Link } from '../../shared/router';
+import { EmptyState, Loading, Notice, PageTitle } from '../../shared/ui';
+import { gateway, GatewayFrame, useGatewayEvents } from '../gateway';
+import { api } from '../session';
+import { headlineOf, SurfaceComponent, Widget } from '../widgets';
+import { PRODUCT } from '../product';
+
+interface Surface {
+  placement: string;
+  components: SurfaceComponent[];
+}
+
+const keyOf = (c: { package: { installId: string }; capability: { name: string } }) => `${c.package.installId}:${c.capability.name}`;
+
+/**
+ * One placement's components, kept live: realtime capabilities are subscribed
+ * on the gateway and `capability.data` replaces their data in place; while a
+ * polled (state) capability has no data yet, the surface is fetched again with
+ * growing pauses until the worker's first poll has filled the cache.
+ */
+function useSurface(placement: string) {
+  const [surface, setSurface] = useState<Surface | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [series, setSeries] = useState<Record<string, number[]>>({});
+  const [live, setLive] = useState<Record<string, boolean>>({});
+  const retry = useRef<{ timer?: ReturnType<typeof setTimeout>; attempt: number }>({ attempt: 0 });
+
+  const load = async () => {
+    try {
+      const next = await api<Surface>('GET', `/v1/surfaces/${placement}`);
+      const components = Array.isArray(next?.components) ? next.components : [];
+      setSurface({ placement, components });
+      setError(null);
+      const waiting = components.some((c) => c.data == null && (c.capability.mode === 'state' || c.capability.mode === 'history'));
+      if (retry.current.timer) clearTimeout(retry.current.timer);
+      if (waiting && retry.current.attempt < 8) {
+        const delay = Math.min(500 * 2 ** retry.current.attempt++, 15_000);
+        retry.current.timer = setTimeout(() => void load(), delay);
+      }
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  };
+
+  useEffect(() => {
+    void load();
+    return () => retry.current.timer && clearTimeout(retry.current.timer);
+  }, [placement]);
+
+  // Realtime capabilities of the surface stay subscribed while it is shown.
+  const realtimeKeys = (surface?.components ?? [])
+    .filter((c) => c.capability.mode === 'realtime')
+    .map(keyOf)
+    .sort()
+    .join(',');
+  useEffect(() => {
+    const offs = (surface?.components ?? [])
+      .filter((c) => c.capability.mode === 'realtime')
+      .map((c) => gateway.subscribeCapability(c.package.installId, c.capability.name));
+    return () => offs.forEach((off) => off());
+  }, [realtimeKeys]);
+
+  useGatewayEvents(
+    ['capability.data', 'capability.stale'],
+    (frame: GatewayFrame) => {
+      const data = frame.data ?? {};
+      const key = `${String(data.install_id)}:${String(data.capability)}`;
+      setSurface((current) => {
+        if (!current || !current.components.some((c) => keyOf(c) === key)) return current;
+        return {
+          ...current,
+          components: current.components.map((c) =>
+            keyOf(c) !== key
+              ? c
+              : frame.type === 'capability.data'
+                ? { ...c, data: data.data, stale: false, fetchedAt: typeof data.at === 'string' ? data.at : new Date().toISOString() }
+                : { ...c, stale: true },
+          ),
+        };
+      });
+      if (frame.type === 'capability.data') {
+        const headline = headlineOf(data.data);
+        if (headline) setSeries((all) => ({ ...all, [key]: [...(all[key] ?? []), headline.value].slice(-60) }));
+        setLive((all) => ({ ...all, [key]: true }));
+      } else setLive((all) => ({ ...all, [key]: false }));
+    },
+    [],
+  );
+  useGatewayEvents(
+    ['surface.updated'],
+    (frame) => {
+      if (frame.data?.placement === placement) void load();
+    },
+    [placement],
+  );
+
+  return { surface, error, series, live, reload: load };
+}
+
+function Placement(props: { placement: string; heading: string; empty: string }) {
+  const { surface, error, series, live, reload } = useSurface(props.placement);
+  const headingId = `${props.placement}-heading`;
+  return (
+    <section aria-labelledby={headingId} class="placement">
+      <h2 id={headingId}>{props.heading}</h2>
+      {error && <Notice kind="error">{error}</Notice>}
+      {!surface && !error && <Loading />}
+      {surface && surface.components.length === 0 && <EmptyState>{props.empty}</EmptyState>}
+      {surface && surface.components.length > 0 && (
+        <div class="widgets">
+          {surface.components.map((model) => (
+            <Widget
+              key={keyOf(model)}
+              model={model}
+              series={series[keyOf(model)]}
+              live={live[keyOf(model)]}
+              onActionDone={() => void reload()}
+            />
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}
+
+export function HomePage() {
+  return (
+    <>
+      <PageTitle product={PRODUCT}>Home</PageTitle>
+      <Placement
+        placement="home_widgets"
+        heading="Your widgets"
+        empty="No widgets yet. Install a package from the marketplace to see its widgets here."
+      />
+      <Placement placement="daily_brief" heading="Daily brief" empty="Nothing in today’s brief." />
+      <p>
+        <Link href="/marketplace">Find packages in the marketplace</Link>
+      </p>
+    </>
+  );
+}

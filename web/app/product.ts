@@ -1,0 +1,2 @@
+/** The product name in titles and the top bar. */
+export const PRODUCT = 'Soul';
