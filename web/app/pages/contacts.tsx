@@ -1,0 +1,196 @@
+import { useState } from 'preact/hooks';
+import { formValues } from '../../shared/api';
+import { Link } from '../../shared/router';
+import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useAction, useResource } from '../../shared/ui';
+import { usePresence } from '../gateway';
+import { PRODUCT } from '../product';
+import { api } from '../session';
+
+export interface Contact {
+  id: string;
+  name: string;
+  email: string | null;
+  relationship_score: number;
+  last_interaction: string | null;
+  linked_user_id: string | null;
+  created_at: string;
+}
+
+interface ContactList {
+  contacts: Contact[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+const PAGE = 20;
+
+export function PresenceBadge(props: { userId: string | null; refreshIfUnknown?: boolean }) {
+  const status = usePresence(props.userId, props.refreshIfUnknown);
+  if (!props.userId) return null;
+  const label = status ?? 'offline';
+  const good = label === 'online';
+  return <span class={`badge ${good ? 'badge-good' : label === 'offline' ? '' : 'badge-warn'} presence`}>{humanStatus(label)}</span>;
+}
+
+function humanStatus(status: string): string {
+  return { online: 'Online', away: 'Away', dnd: 'Do not disturb', offline: 'Offline' }[status] ?? status;
+}
+
+/** The relationship score (0–100) as a meter with its number. */
+export function Score(props: { value: number }) {
+  const value = Number.isFinite(props.value) ? Math.min(Math.max(props.value, 0), 100) : 0;
+  return (
+    <span class="score">
+      <meter min={0} max={100} value={value} aria-label="Relationship score" />
+      <span>{value.toFixed(1)}</span>
+    </span>
+  );
+}
+
+function ContactRow(props: { contact: Contact; onChanged: () => void }) {
+  const { contact } = props;
+  const [editing, setEditing] = useState(false);
+  const [confirming, setConfirming] = useState(false);
+  const save = useAction(async (values: Record<string, string>) => {
+    await api('PATCH', `/v1/contacts/${contact.id}`, { name: values.name, email: values.email ? values.email : null });
+    setEditing(false);
+    props.onChanged();
+  });
+  const remove = useAction(async () => {
+    await api('DELETE', `/v1/contacts/${contact.id}`);
+    setConfirming(false);
+    props.onChanged();
+  });
+  return (
+    <li class="card contact">
+      {editing ? (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            void save.run(formValues(event.currentTarget));
+          }}
+          aria-label={`Edit ${contact.name}`}
+        >
+          <Field label="Name" name="name" required maxLength={200} defaultValue={contact.name} autoComplete="off" />
+          <Field label="Email (optional)" name="email" type="email" defaultValue={contact.email ?? ''} autoComplete="off" />
+          {save.error && <Notice kind="error">{save.error}</Notice>}
+          <div class="row">
+            <Button type="submit" variant="primary" busy={save.busy}>
+              Save
+            </Button>
+            <Button onClick={() => setEditing(false)}>Cancel</Button>
+          </div>
+        </form>
+      ) : (
+        <>
+          <div class="contact-head">
+            <h3>
+              <Link href={`/contacts/${contact.id}`}>{contact.name}</Link>
+            </h3>
+            <PresenceBadge userId={contact.linked_user_id} />
+          </div>
+          {contact.email && <p class="muted">{contact.email}</p>}
+          <p>
+            Relationship score <Score value={contact.relationship_score} />
+          </p>
+          <p class="muted">Last interaction: {contact.last_interaction ? formatDate(contact.last_interaction) : 'none yet'}</p>
+          <div class="row">
+            <Link class="button button-primary" href={`/contacts/${contact.id}`}>
+              Message {contact.name}
+            </Link>
+            <Button onClick={() => setEditing(true)} aria-label={`Edit ${contact.name}`}>
+              Edit
+            </Button>
+            <Button variant="danger" onClick={() => setConfirming(true)} aria-label={`Delete ${contact.name}`}>
+              Delete
+            </Button>
+          </div>
+        </>
+      )}
+      <ConfirmDialog
+        open={confirming}
+        title={`Delete ${contact.name}?`}
+        confirmLabel="Delete contact"
+        danger
+        busy={remove.busy}
+        error={remove.error}
+        onConfirm={() => void remove.run()}
+        onCancel={() => setConfirming(false)}
+      >
+        <p>The contact leaves your groups. Messages you already sent stay in your history.</p>
+      </ConfirmDialog>
+    </li>
+  );
+}
+
+export function ContactsPage() {
+  const [offset, setOffset] = useState(0);
+  const list = useResource(() => api<ContactList>('GET', `/v1/contacts?limit=${PAGE}&offset=${offset}`), [offset]);
+  const [added, setAdded] = useState<string | null>(null);
+  const add = useAction(async (form: HTMLFormElement) => {
+    const values = formValues(form);
+    const contact = await api<Contact>('POST', '/v1/contacts', { name: values.name, ...(values.email ? { email: values.email } : {}) });
+    form.reset();
+    setAdded(`${contact.name} was added.`);
+    list.reload();
+  });
+  return (
+    <>
+      <PageTitle product={PRODUCT}>Contacts</PageTitle>
+      <section class="card" aria-labelledby="add-contact">
+        <h2 id="add-contact">Add a contact</h2>
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            setAdded(null);
+            void add.run(event.currentTarget);
+          }}
+        >
+          <Field label="Name" name="name" required maxLength={200} autoComplete="off" />
+          <Field
+            label="Email (optional)"
+            name="email"
+            type="email"
+            autoComplete="off"
+            hint="If they use this service with this address, you can message each other and see when they are online."
+          />
+          {add.error && <Notice kind="error">{add.error}</Notice>}
+          {added && <Notice kind="success">{added}</Notice>}
+          <Button type="submit" variant="primary" busy={add.busy}>
+            Add contact
+          </Button>
+        </form>
+      </section>
+      <section aria-labelledby="contact-list">
+        <h2 id="contact-list">Your contacts</h2>
+        <Loaded resource={list}>
+          {(data) =>
+            data.contacts.length === 0 ? (
+              <EmptyState>No contacts yet.</EmptyState>
+            ) : (
+              <>
+                <p class="muted">
+                  {data.total} contact{data.total === 1 ? '' : 's'}, closest first.
+                </p>
+                <ul class="contact-list">
+                  {data.contacts.map((contact) => (
+                    <ContactRow key={contact.id} contact={contact} onChanged={list.reload} />
+                  ))}
+                </ul>
+                <nav class="row" aria-label="Contact pages">
+                  <Button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+                    Previous
+                  </Button>
+                  <Button disabled={offset + PAGE >= data.total} onClick={() => setOffset(offset + PAGE)}>
+                    Next
+                  </Button>
+                </nav>
+              </>
+            )
+          }
+        </Loaded>
+      </section>
+    </>
+  );
+}

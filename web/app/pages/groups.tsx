@@ -1,0 +1,113 @@
+import { useState } from 'preact/hooks';
+import { formValues } from '../../shared/api';
+import { Button, ConfirmDialog, EmptyState, Field, Loaded, Notice, PageTitle, useAction, useResource } from '../../shared/ui';
+import { PRODUCT } from '../product';
+import { api } from '../session';
+import type { Contact } from './contacts';
+
+interface Group {
+  id: string;
+  name: string;
+  member_ids: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+function GroupRow(props: { group: Group; contacts: Map<string, Contact>; onChanged: () => void }) {
+  const { group } = props;
+  const [confirming, setConfirming] = useState(false);
+  const remove = useAction(async () => {
+    await api('DELETE', `/v1/groups/${encodeURIComponent(group.id)}`);
+    setConfirming(false);
+    props.onChanged();
+  });
+  const names = group.member_ids.map((id) => props.contacts.get(id)?.name ?? 'Unknown contact');
+  return (
+    <li class="card">
+      <h3>{group.name}</h3>
+      <p class="muted">{names.length === 0 ? 'No members' : names.join(', ')}</p>
+      <Button variant="danger" onClick={() => setConfirming(true)} aria-label={`Delete group ${group.name}`}>
+        Delete
+      </Button>
+      <ConfirmDialog
+        open={confirming}
+        title={`Delete the group ${group.name}?`}
+        confirmLabel="Delete group"
+        danger
+        busy={remove.busy}
+        error={remove.error}
+        onConfirm={() => void remove.run()}
+        onCancel={() => setConfirming(false)}
+      >
+        <p>The contacts stay in your contact list; only the group goes.</p>
+      </ConfirmDialog>
+    </li>
+  );
+}
+
+/** Groups of contacts: list, create with members, delete. */
+export function GroupsPage() {
+  const groups = useResource(() => api<{ groups: Group[]; total: number }>('GET', '/v1/groups?limit=100'), []);
+  const contacts = useResource(() => api<{ contacts: Contact[] }>('GET', '/v1/contacts?limit=100'), []);
+  const create = useAction(async (form: HTMLFormElement) => {
+    const values = formValues(form);
+    const members = [...form.querySelectorAll<HTMLInputElement>('input[name="member"]:checked')].map((input) => input.value);
+    await api('POST', '/v1/groups', { name: values.name, member_ids: members });
+    form.reset();
+    groups.reload();
+  });
+  const byId = new Map((contacts.data?.contacts ?? []).map((c) => [c.id, c]));
+  return (
+    <>
+      <PageTitle product={PRODUCT}>Groups</PageTitle>
+      <form
+        class="card"
+        aria-labelledby="new-group"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void create.run(event.currentTarget);
+        }}
+      >
+        <h2 id="new-group">New group</h2>
+        <Field label="Group name" name="name" required maxLength={200} autoComplete="off" />
+        <fieldset>
+          <legend>Members</legend>
+          <Loaded resource={contacts}>
+            {(data) =>
+              data.contacts.length === 0 ? (
+                <EmptyState>Add contacts first.</EmptyState>
+              ) : (
+                data.contacts.map((c) => (
+                  <div class="check" key={c.id}>
+                    <input type="checkbox" name="member" value={c.id} id={`member-${c.id}`} />
+                    <label for={`member-${c.id}`}>{c.name}</label>
+                  </div>
+                ))
+              )
+            }
+          </Loaded>
+        </fieldset>
+        {create.error && <Notice kind="error">{create.error}</Notice>}
+        <Button type="submit" variant="primary" busy={create.busy}>
+          Create group
+        </Button>
+      </form>
+      <section aria-labelledby="group-list">
+        <h2 id="group-list">Your groups</h2>
+        <Loaded resource={groups}>
+          {(data) =>
+            data.groups.length === 0 ? (
+              <EmptyState>No groups yet.</EmptyState>
+            ) : (
+              <ul class="plain-list">
+                {data.groups.map((g) => (
+                  <GroupRow key={g.id} group={g} contacts={byId} onChanged={groups.reload} />
+                ))}
+              </ul>
+            )
+          }
+        </Loaded>
+      </section>
+    </>
+  );
+}
