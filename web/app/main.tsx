@@ -5,9 +5,17 @@ import { formValues, request } from '../shared/api';
 import { matchRoute, navigate, Route, setBase, useLocation } from '../shared/router';
 import { useSession } from '../shared/session';
 import { Button, Field, Layout, Notice, PageTitle, useAction } from '../shared/ui';
+import { gateway, useConnectionState } from './gateway';
+import { AgentPage } from './pages/agent';
+import { ContactsPage } from './pages/contacts';
+import { ConversationPage } from './pages/conversation';
+import { GroupsPage } from './pages/groups';
+import { HomePage } from './pages/home';
+import { MarketplacePage, PackagePage } from './pages/marketplace';
+import { SoulPage } from './pages/soul';
+import { PRODUCT } from './product';
 import { session, UserSession } from './session';
-
-const PRODUCT = 'Soul';
+import { useEffect } from 'preact/hooks';
 
 /**
  * Development sign-in: the page accepts an ID token from the identity
@@ -49,15 +57,48 @@ function SignIn() {
   );
 }
 
-const ROUTES: Route[] = [{ path: '/', render: () => <PageTitle product={PRODUCT}>Home</PageTitle> }];
+const ROUTES: Route[] = [
+  { path: '/', render: () => <HomePage /> },
+  { path: '/contacts', render: () => <ContactsPage /> },
+  { path: '/contacts/:contactId', render: (p) => <ConversationPage contactId={p.contactId} /> },
+  { path: '/groups', render: () => <GroupsPage /> },
+  { path: '/marketplace', render: () => <MarketplacePage /> },
+  { path: '/marketplace/:slug', render: (p) => <PackagePage slug={p.slug} /> },
+  { path: '/soul', render: () => <SoulPage /> },
+  { path: '/agent', render: () => <AgentPage /> },
+];
 
-const NAV = [{ href: '/', label: 'Home' }];
+const NAV = [
+  { href: '/', label: 'Home' },
+  { href: '/contacts', label: 'Contacts' },
+  { href: '/groups', label: 'Groups' },
+  { href: '/marketplace', label: 'Marketplace' },
+  { href: '/soul', label: 'Soul' },
+  { href: '/agent', label: 'Agent' },
+];
+
+gateway.onUnauthorized = () => session.set(null);
+
+/** Live-updates status for the top bar: announced politely when it changes. */
+function ConnectionStatus() {
+  const state = useConnectionState();
+  const label = { open: 'Live', connecting: 'Connecting…', offline: 'Offline, reconnecting…', stopped: 'Not connected' }[state];
+  return (
+    <span class={`badge ${state === 'open' ? 'badge-good' : 'badge-warn'}`} role="status" aria-label={`Live updates: ${label}`}>
+      {label}
+    </span>
+  );
+}
 
 function App() {
   const current = useSession(session);
   const { path } = useLocation();
-  if (!current) return <SignIn />;
   const match = matchRoute(ROUTES, path);
+  useEffect(() => {
+    if (current) gateway.start(current.token);
+    else gateway.stop();
+  }, [current?.token]);
+  if (!current) return <SignIn />;
   const signOut = async () => {
     await request('POST', '/v1/auth/logout', { token: current.token }).catch(() => undefined);
     session.set(null);
@@ -68,6 +109,7 @@ function App() {
       nav={NAV}
       account={
         <>
+          <ConnectionStatus />
           <span>{current.user.name ?? current.user.email ?? 'Signed in'}</span>
           <Button onClick={() => void signOut()}>Sign out</Button>
         </>
