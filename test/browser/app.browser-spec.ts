@@ -1,0 +1,290 @@
+import { Browser, Page } from 'playwright-core';
+import request from 'supertest';
+import { launchBrowser, newPage, screenshot } from '../support/browser';
+import { TestEnvironment } from '../support/harness';
+import { TestIdentityProvider } from '../support/identity-provider';
+import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
+import { appToken, onboardDeveloper, publishPackage, registerApp } from '../support/providers';
+import { SmtpSink } from '../support/smtp-sink';
+import { login } from '../support/users';
+
+type Descriptor = { name: string; type: string; surfaceGuidance: Record<string, unknown> };
+
+/**
+ * The banking package of the test runtime, narrowed to what the home page
+ * shows: the balance (state, on home_widgets and the daily brief), a transfer
+ * (action, confirmed by the user, on home_widgets) and the live ticker
+ * (realtime, on home_widgets).
+ */
+function homeCapabilities(): unknown[] {
+  return (goodPackageCapabilities() as Descriptor[])
+    .filter((c) => ['balance', 'transfer', 'ticker'].includes(c.name))
+    .map((c) =>
+      c.name === 'transfer'
+        ? { ...c, surfaceGuidance: { intent: 'actionable_insight', placement: ['home_widgets'], preferredComponents: ['action_row'] } }
+        : c,
+    );
+}
+
+describe('consumer app pages', () => {
+  let env: TestEnvironment;
+  let smtp: SmtpSink;
+  let idp: TestIdentityProvider;
+  let runtime: ProviderRuntime;
+  let url: string;
+  let browser: Browser;
+  let slug: string;
+  const pages: Page[] = [];
+
+  async function open(options: { mobile?: boolean } = {}): Promise<Page> {
+    const page = await newPage(browser, { baseURL: url, ...options });
+    pages.push(page);
+    return page;
+  }
+
+  async function signIn(page: Page, who: { sub: string; name: string; email: string }): Promise<void> {
+    await page.goto('/app');
+    await page.getByLabel('Identity provider token').fill(await idp.token(who));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
+  }
+
+  /** Follows a link of the main navigation (opening the menu first at mobile width). */
+  async function go(page: Page, label: string): Promise<void> {
+    const menu = page.getByRole('button', { name: 'Menu' });
+    if (await menu.isVisible()) await menu.click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: label, exact: true }).click();
+  }
+
+  beforeAll(async () => {
+    smtp = await SmtpSink.start();
+    idp = await TestIdentityProvider.start();
+    runtime = await ProviderRuntime.start({ capabilities: homeCapabilities() });
+    env = await TestEnvironment.create({ SMTP_URL: smtp.url, ...idp.env });
+    url = (await env.startApi()).url;
+    // The worker delivers messages (outbox), polls state capabilities, holds realtime streams and builds exports.
+    await env.startWorker({ env: { RUNTIME_TICK_MS: '250' } });
+
+    const developer = await onboardDeveloper(url, smtp, 'pages@example.com');
+    const app = await registerApp(url, developer);
+    const auth = { authorization: `Bearer ${await appToken(url, app)}` };
+    ({ slug } = await publishPackage(url, auth, {
+      appId: app.id,
+      name: 'Acme Bank',
+      slug: 'acme-bank',
+      description: 'Your balance, transfers and a live exchange rate',
+      riskTier: 'action_capable',
+      runtimeUrl: runtime.url,
+      capabilities: homeCapabilities(),
+    }));
+    // Conformance called the runtime while publishing; from here on every call is the pages' doing.
+    runtime.clearRequests();
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    for (const page of pages) await page.context().close();
+    await browser?.close();
+    await env?.close();
+    await runtime?.close();
+    await idp?.close();
+    await smtp?.close();
+  });
+
+  it('installs a package from the marketplace, shows its widgets live, runs its action only after confirmation, and uninstalls it', async () => {
+    const page = await open();
+    await signIn(page, { sub: 'uid-app-home', name: 'Hedy Lamarr', email: 'hedy@example.com' });
+    await page.getByText('No widgets yet').waitFor();
+
+    await go(page, 'Marketplace');
+    await page.getByRole('heading', { level: 1, name: 'Marketplace' }).waitFor();
+    await page.getByLabel('Search packages').fill('bank');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('heading', { name: 'Results for “bank”' }).waitFor();
+    await screenshot(page, 'app-marketplace');
+    await page.getByRole('link', { name: 'Acme Bank' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Acme Bank' }).waitFor();
+    await page.getByText('Does things for you after you confirm').waitFor();
+    // Installing needs the consent box.
+    await page.getByRole('button', { name: 'Install Acme Bank' }).click();
+    expect(await page.getByLabel(/I allow Acme Bank these permissions/).evaluate((box: HTMLInputElement) => box.validity.valid)).toBe(
+      false,
+    );
+    await page.getByLabel(/I allow Acme Bank these permissions/).check();
+    await page.getByRole('button', { name: 'Install Acme Bank' }).click();
+    await page.getByText('Acme Bank is installed.').waitFor();
+
+    await page.getByRole('link', { name: 'See its widgets on your home page' }).click();
+    const widgets = page.getByRole('region', { name: 'Your widgets' });
+    // The worker's first poll of the state capability fills the cache; the page fetches the surface again until it has data.
+    const balance = widgets.getByRole('region', { name: 'Balance (Acme Bank)' });
+    await balance.getByText(/1,520\.75/).waitFor({ timeout: 20_000 });
+    await balance.getByText('EUR').waitFor();
+    // The ticker streams over the gateway: capability.data updates the sparkline without a reload.
+    const ticker = widgets.getByRole('region', { name: 'Ticker (Acme Bank)' });
+    await ticker.getByText('Live', { exact: true }).waitFor({ timeout: 20_000 });
+    expect(await ticker.getByRole('img').getAttribute('aria-label')).toMatch(/^Ticker \(Acme Bank\)/);
+    // The daily brief carries the balance too.
+    await page
+      .getByRole('region', { name: 'Daily brief' })
+      .getByText(/1,520\.75/)
+      .waitFor();
+
+    // No action reaches the runtime without the user's click and confirmation.
+    expect(runtime.requestsTo('/capabilities/transfer/execute')).toHaveLength(0);
+    const transfer = widgets.getByRole('region', { name: 'Transfer (Acme Bank)' });
+    await transfer.getByLabel('Amount').fill('42.5');
+    await transfer.getByRole('button', { name: 'Transfer…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Confirm: Transfer' });
+    await dialog.waitFor();
+    await dialog.getByText('Nothing happens until you confirm.').waitFor();
+    await dialog.getByText('42.5').waitFor();
+    expect(runtime.requestsTo('/capabilities/transfer/execute')).toHaveLength(0);
+    await screenshot(page, 'app-action-confirm');
+    await dialog.getByRole('button', { name: 'Confirm' }).click();
+    await transfer.getByRole('status').getByText('Transfer sent.').waitFor();
+    await dialog.waitFor({ state: 'hidden' });
+    const calls = runtime.requestsTo('/capabilities/transfer/execute');
+    expect(calls).toHaveLength(1);
+    expect(calls[0].body).toMatchObject({ mode: 'action', input: { amount: 42.5, currency: 'EUR', toAccount: 'DE89370400440532013000' } });
+    await screenshot(page, 'app-home');
+
+    // Cancelling a second one never calls the runtime.
+    await transfer.getByRole('button', { name: 'Transfer…' }).click();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await transfer.getByText('Transfer cancelled. Nothing was sent to Acme Bank.').waitFor();
+    expect(runtime.requestsTo('/capabilities/transfer/execute')).toHaveLength(1);
+
+    await go(page, 'Marketplace');
+    await page.getByRole('link', { name: 'Acme Bank' }).click();
+    await page.getByRole('button', { name: 'Uninstall' }).click();
+    const uninstall = page.getByRole('dialog', { name: 'Uninstall Acme Bank?' });
+    await uninstall.getByRole('button', { name: 'Uninstall' }).click();
+    await page.getByText('Acme Bank was uninstalled.').waitFor();
+    await page.getByRole('button', { name: 'Install Acme Bank' }).waitFor();
+    await go(page, 'Home');
+    await page.getByText('No widgets yet').waitFor();
+  });
+
+  it('lets two users add each other and chat live, with presence, without reloading', async () => {
+    const ada = await open();
+    const grace = await open();
+    await signIn(ada, { sub: 'uid-app-ada', name: 'Ada Lovelace', email: 'ada@example.com' });
+    await signIn(grace, { sub: 'uid-app-grace', name: 'Grace Hopper', email: 'grace@example.com' });
+
+    const addContact = async (page: Page, name: string, email: string) => {
+      await go(page, 'Contacts');
+      await page.getByLabel('Name', { exact: true }).fill(name);
+      await page.getByLabel('Email (optional)').fill(email);
+      await page.getByRole('button', { name: 'Add contact' }).click();
+      await page.getByText(`${name} was added.`).waitFor();
+      await page.getByRole('heading', { name, exact: true }).waitFor();
+    };
+    await addContact(ada, 'Grace', 'grace@example.com');
+    await addContact(grace, 'Ada', 'ada@example.com');
+    await ada.getByText('Relationship score').first().waitFor();
+
+    await ada.getByRole('link', { name: 'Message Grace' }).click();
+    await ada.getByRole('heading', { level: 1, name: 'Grace', exact: true }).waitFor();
+    await grace.getByRole('link', { name: 'Message Ada' }).click();
+    await grace.getByRole('heading', { level: 1, name: 'Ada', exact: true }).waitFor();
+    await ada.locator('.page-title').getByText('Online').waitFor();
+    await grace.locator('.page-title').getByText('Online').waitFor();
+
+    await ada.getByLabel('Message to Grace').fill('Hello Grace, shall we review the compiler?');
+    await ada.getByRole('button', { name: 'Send' }).click();
+    await ada.getByRole('log').getByText('Hello Grace, shall we review the compiler?').waitFor();
+    await grace.getByRole('log', { name: 'Messages with Ada' }).getByText('Hello Grace, shall we review the compiler?').waitFor();
+
+    await grace.getByLabel('Message to Ada').fill('Yes, after lunch.');
+    await grace.getByLabel('Message to Ada').press('Enter');
+    await ada.getByRole('log', { name: 'Messages with Grace' }).getByText('Yes, after lunch.').waitFor();
+    // Grace's page reported Ada's message read over the gateway.
+    await ada.getByRole('log').getByText('Read', { exact: true }).waitFor();
+    await screenshot(ada, 'app-conversation');
+  });
+
+  it('shows the soul record, exports it as a download and deletes it after a confirmation that says it is permanent', async () => {
+    const page = await open();
+    await signIn(page, { sub: 'uid-app-soul', name: 'Katherine Johnson', email: 'katherine@example.com' });
+    await go(page, 'Soul');
+    await page.getByRole('heading', { level: 1, name: 'Soul record' }).waitFor();
+    await page.getByRole('heading', { name: 'Traits' }).waitFor();
+
+    await page.getByRole('button', { name: 'Edit traits and values' }).click();
+    await page.getByLabel('Communication style').selectOption('analytical');
+    await page.getByLabel('Values', { exact: true }).fill('curiosity\nprecision');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('analytical').waitFor();
+    await page.getByRole('listitem').getByText('precision').waitFor();
+
+    await page.getByRole('button', { name: 'Request export' }).click();
+    const link = page.getByRole('link', { name: /^Download / });
+    await link.waitFor({ timeout: 20_000 });
+    expect(await link.getAttribute('href')).toMatch(/^blob:/);
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    expect(download.suggestedFilename()).toMatch(/\.json$/);
+    await screenshot(page, 'app-soul');
+
+    await page.getByRole('button', { name: 'Delete soul record…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete your soul record permanently?' });
+    await dialog.getByText('This is permanent and cannot be undone.').waitFor();
+    await dialog.getByRole('button', { name: 'Delete permanently' }).click();
+    await page.getByRole('status').getByText('permanently deleted').waitFor();
+    await page.getByText('You have no soul record any more.').waitFor();
+  });
+
+  it('marks a widget whose provider answered with partial data', async () => {
+    const who = { sub: 'uid-app-degraded', name: 'Annie Easley', email: 'annie@example.com' };
+    runtime.scriptNext({
+      status: 200,
+      body: { status: 'degraded', data: { available: 1500 }, error: { type: 'partial', detail: 'currency unknown', retryable: true } },
+    });
+    const page = await open();
+    await signIn(page, who);
+    const user = await login(url, idp, who);
+    const pkg = await request(url).get(`/v1/marketplace/packages/${slug}`).set(user.auth).expect(200);
+    await request(url).post('/v1/installs').set(user.auth).send({ package_id: pkg.body.id }).expect(201);
+    await page.reload();
+    const balance = page.getByRole('region', { name: 'Your widgets' }).getByRole('region', { name: 'Balance (Acme Bank)' });
+    await balance.getByText('Partial data').waitFor({ timeout: 20_000 });
+    await balance.getByText(/1,500/).waitFor();
+    await request(url)
+      .delete(`/v1/installs/${(await request(url).get('/v1/installs').set(user.auth)).body.installs[0].id}`)
+      .set(user.auth)
+      .expect(200);
+  });
+
+  it('asks the agent to draft an email', async () => {
+    const page = await open();
+    await signIn(page, { sub: 'uid-app-agent', name: 'Dorothy Vaughan', email: 'dorothy@example.com' });
+    await go(page, 'Agent');
+    await page.getByLabel('To').fill('team@example.com');
+    await page.getByLabel('Subject').fill('Fortran class');
+    await page.getByLabel('What should it say?').fill('invite the team to the Fortran class on Friday');
+    await page.getByRole('button', { name: 'Draft email' }).click();
+    const draft = page.getByRole('textbox', { name: 'Draft (edit and copy)' });
+    await draft.waitFor({ timeout: 20_000 });
+    expect(await draft.inputValue()).toMatch(/Fortran/);
+  });
+
+  it('is usable at 390 px: the menu opens, widgets fit the width', async () => {
+    const who = { sub: 'uid-app-mobile', name: 'Mary Jackson', email: 'mary@example.com' };
+    const page = await open({ mobile: true });
+    await signIn(page, who);
+    const user = await login(url, idp, who);
+    const pkg = await request(url).get(`/v1/marketplace/packages/${slug}`).set(user.auth).expect(200);
+    await request(url).post('/v1/installs').set(user.auth).send({ package_id: pkg.body.id }).expect(201);
+    await page.reload();
+    const widgets = page.getByRole('region', { name: 'Your widgets' });
+    await widgets
+      .getByRole('region', { name: 'Balance (Acme Bank)' })
+      .getByText(/1,520\.75/)
+      .waitFor({ timeout: 20_000 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await screenshot(page, 'app-mobile-home');
+    await go(page, 'Contacts');
+    await page.getByRole('heading', { level: 1, name: 'Contacts' }).waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  });
+});
