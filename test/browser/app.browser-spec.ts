@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { launchBrowser, newPage, screenshot } from '../support/browser';
@@ -107,9 +108,11 @@ describe('consumer app pages', () => {
     await page.getByText('Does things for you after you confirm').waitFor();
     // Installing needs the consent box.
     await page.getByRole('button', { name: 'Install Acme Bank' }).click();
-    expect(await page.getByLabel(/I allow Acme Bank these permissions/).evaluate((box: HTMLInputElement) => box.validity.valid)).toBe(
-      false,
-    );
+    expect(
+      await page
+        .getByLabel(/I allow Acme Bank these permissions/)
+        .evaluate((box) => (box as unknown as { validity: { valid: boolean } }).validity.valid),
+    ).toBe(false);
     await page.getByLabel(/I allow Acme Bank these permissions/).check();
     await page.getByRole('button', { name: 'Install Acme Bank' }).click();
     await page.getByText('Acme Bank is installed.').waitFor();
@@ -124,6 +127,40 @@ describe('consumer app pages', () => {
     const ticker = widgets.getByRole('region', { name: 'Ticker (Acme Bank)' });
     await ticker.getByText('Live', { exact: true }).waitFor({ timeout: 20_000 });
     expect(await ticker.getByRole('img').getAttribute('aria-label')).toMatch(/^Ticker \(Acme Bank\)/);
+    // Provider data is untrusted: odd shapes and markup arrive as text, never as elements, and break nothing.
+    const token = await page.evaluate<string>("JSON.parse(sessionStorage.getItem('soul.app.session')).token");
+    const installs = await request(url)
+      .get('/v1/installs')
+      .set({ authorization: `Bearer ${token}` })
+      .expect(200);
+    // Any img, script or iframe that appears from here on would be provider data turned into markup.
+    await page.evaluate(`window.injected = false;
+      new MutationObserver((records) => {
+        for (const record of records)
+          for (const node of record.addedNodes)
+            if (node instanceof Element && (node.matches('img, script, iframe') || node.querySelector('img, script, iframe')))
+              window.injected = true;
+      }).observe(document.body, { childList: true, subtree: true });`);
+    const publisher = new Redis(env.env.REDIS_URL);
+    try {
+      const channel = `${env.env.REDIS_PREFIX}:capability:${installs.body.installs[0].id as string}:ticker`;
+      for (const data of [
+        '<img src=x onerror="document.title=1">',
+        null,
+        [1, 'two', { three: 3 }],
+        { rate: 'NaN', nested: { deep: [[]] } },
+        true,
+      ]) {
+        await publisher.publish(channel, JSON.stringify({ type: 'data', data }));
+      }
+      // Live data after the odd payloads still renders.
+      await ticker.getByText('latest').waitFor();
+      await publisher.publish(channel, JSON.stringify({ type: 'data', data: { pair: 'EURUSD', rate: 1.5 } }));
+      await ticker.getByRole('img', { name: /highest 1\.5$/ }).waitFor();
+    } finally {
+      publisher.disconnect();
+    }
+    expect(await page.evaluate('window.injected')).toBe(false);
     // The daily brief carries the balance too.
     await page
       .getByRole('region', { name: 'Daily brief' })
@@ -281,10 +318,10 @@ describe('consumer app pages', () => {
       .getByRole('region', { name: 'Balance (Acme Bank)' })
       .getByText(/1,520\.75/)
       .waitFor({ timeout: 20_000 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await screenshot(page, 'app-mobile-home');
     await go(page, 'Contacts');
     await page.getByRole('heading', { level: 1, name: 'Contacts' }).waitFor();
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
   });
 });

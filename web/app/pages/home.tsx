@@ -35,8 +35,8 @@ function useSurface(placement: string) {
       setError(null);
       const waiting = components.some((c) => c.data == null && (c.capability.mode === 'state' || c.capability.mode === 'history'));
       if (retry.current.timer) clearTimeout(retry.current.timer);
-      if (waiting && retry.current.attempt < 8) {
-        const delay = Math.min(500 * 2 ** retry.current.attempt++, 15_000);
+      if (waiting && retry.current.attempt < 12) {
+        const delay = Math.min(500 * 2 ** retry.current.attempt++, 4_000);
         retry.current.timer = setTimeout(() => void load(), delay);
       }
     } catch (failure) {
