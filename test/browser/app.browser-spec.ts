@@ -50,6 +50,16 @@ describe('consumer app pages', () => {
     await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
   }
 
+  /** The id of the contact the signed-in user of `page` has for Ada (what Grace sends to). */
+  async function graceContactOfAda(page: Page): Promise<string> {
+    const token = await page.evaluate<string>("JSON.parse(sessionStorage.getItem('soul.app.session')).token");
+    const list = await request(url)
+      .get('/v1/contacts')
+      .set({ authorization: `Bearer ${token}` })
+      .expect(200);
+    return (list.body.contacts as Array<{ id: string; name: string }>).find((c) => c.name === 'Ada')!.id;
+  }
+
   /** Follows a link of the main navigation (opening the menu first at mobile width). */
   async function go(page: Page, label: string): Promise<void> {
     const menu = page.getByRole('button', { name: 'Menu' });
@@ -205,6 +215,14 @@ describe('consumer app pages', () => {
 
   it('lets two users add each other and chat live, with presence, without reloading', async () => {
     const ada = await open();
+    // Keeps the page's WebSockets reachable, so the test can drop the connection like a network failure would.
+    await ada.addInitScript(`window.sockets = [];
+      window.WebSocket = class extends WebSocket {
+        constructor(...args) {
+          super(...args);
+          window.sockets.push(this);
+        }
+      };`);
     const grace = await open();
     await signIn(ada, { sub: 'uid-app-ada', name: 'Ada Lovelace', email: 'ada@example.com' });
     await signIn(grace, { sub: 'uid-app-grace', name: 'Grace Hopper', email: 'grace@example.com' });
@@ -239,6 +257,70 @@ describe('consumer app pages', () => {
     // Grace's page reported Ada's message read over the gateway.
     await ada.getByRole('log').getByText('Read', { exact: true }).waitFor();
     await screenshot(ada, 'app-conversation');
+
+    // The connection drops; a message sent meanwhile arrives after the reconnect (backoff, then since/sync), still without a reload.
+    await ada.evaluate('window.sockets.forEach((socket) => socket.close())');
+    await request(url)
+      .post('/v1/messages')
+      .set({ authorization: `Bearer ${await grace.evaluate<string>("JSON.parse(sessionStorage.getItem('soul.app.session')).token")}` })
+      .send({ recipient_id: await graceContactOfAda(grace), content: 'Sent while you were offline.' })
+      .expect(201);
+    await ada.getByRole('log', { name: 'Messages with Grace' }).getByText('Sent while you were offline.').waitFor();
+    expect(await ada.evaluate<number>('window.sockets.length')).toBeGreaterThan(1);
+  });
+
+  it('edits and deletes a contact and manages a group', async () => {
+    const page = await open();
+    await signIn(page, { sub: 'uid-app-contacts', name: 'Margaret Hamilton', email: 'margaret@example.com' });
+    await go(page, 'Contacts');
+    for (const name of ['Temp', 'Jean']) {
+      await page.getByLabel('Name', { exact: true }).fill(name);
+      await page.getByRole('button', { name: 'Add contact' }).click();
+      await page.getByText(`${name} was added.`).waitFor();
+    }
+    await page.getByRole('button', { name: 'Edit Temp' }).click();
+    const form = page.getByRole('form', { name: 'Edit Temp' });
+    await form.getByLabel('Name', { exact: true }).fill('Temporary');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('heading', { name: 'Temporary', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Delete Temporary' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete Temporary?' });
+    await dialog.getByRole('button', { name: 'Delete contact' }).click();
+    await page.getByRole('heading', { name: 'Temporary', exact: true }).waitFor({ state: 'detached' });
+    await page.getByText('1 contact, closest first.').waitFor();
+
+    await go(page, 'Groups');
+    await page.getByLabel('Group name').fill('Apollo');
+    await page.getByLabel('Jean').check();
+    await page.getByRole('button', { name: 'Create group' }).click();
+    const group = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Apollo' }) });
+    await group.getByText('Jean').waitFor();
+    await page.getByRole('button', { name: 'Delete group Apollo' }).click();
+    await page.getByRole('dialog', { name: 'Delete the group Apollo?' }).getByRole('button', { name: 'Delete group' }).click();
+    await page.getByText('No groups yet.').waitFor();
+  });
+
+  it('pages back through a long conversation with the cursor', async () => {
+    const who = { sub: 'uid-app-pager', name: 'Frances Allen', email: 'frances@example.com' };
+    const user = await login(url, idp, who);
+    const contact = await request(url).post('/v1/contacts').set(user.auth).send({ name: 'Archive' }).expect(201);
+    for (let i = 1; i <= 35; i += 1) {
+      await request(url)
+        .post('/v1/messages')
+        .set(user.auth)
+        .send({ recipient_id: contact.body.id, content: `Note number ${i}.` })
+        .expect(201);
+    }
+    const page = await open();
+    await signIn(page, who);
+    await page.goto(`/app/contacts/${contact.body.id as string}`);
+    const log = page.getByRole('log', { name: 'Messages with Archive' });
+    await log.getByText('Note number 35.').waitFor();
+    expect(await log.getByText('Note number 1.', { exact: true }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Load older messages' }).click();
+    await log.getByText('Note number 1.', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Load older messages' }).waitFor({ state: 'detached' });
+    expect(await log.getByRole('listitem').count()).toBe(35);
   });
 
   it('shows the soul record, exports it as a download and deletes it after a confirmation that says it is permanent', async () => {
