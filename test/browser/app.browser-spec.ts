@@ -402,8 +402,15 @@ describe('consumer app pages', () => {
       .waitFor({ timeout: 20_000 });
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await screenshot(page, 'app-mobile-home');
-    await go(page, 'Contacts');
-    await page.getByRole('heading', { level: 1, name: 'Contacts' }).waitFor();
-    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    for (const [link, title] of [
+      ['Contacts', 'Contacts'],
+      ['Marketplace', 'Marketplace'],
+      ['Soul', 'Soul record'],
+      ['Agent', 'Agent'],
+    ]) {
+      await go(page, link);
+      await page.getByRole('heading', { level: 1, name: title, exact: true }).waitFor();
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    }
   });
 });
