@@ -204,6 +204,8 @@ describe('consumer app pages', () => {
 
     await go(page, 'Marketplace');
     await page.getByRole('link', { name: 'Acme Bank' }).click();
+    // None of its capabilities is placed in the service context.
+    await page.getByText('Acme Bank has nothing to show here.').waitFor();
     await page.getByRole('button', { name: 'Uninstall' }).click();
     const uninstall = page.getByRole('dialog', { name: 'Uninstall Acme Bank?' });
     await uninstall.getByRole('button', { name: 'Uninstall' }).click();

@@ -290,8 +290,10 @@ export function Widget(props: { model: SurfaceComponent; series?: number[]; live
   if (isAction) {
     const form = <ActionForm model={model} onDone={props.onActionDone} />;
     body = model.component === 'cta_banner' ? <CtaBanner data={model.data}>{form}</CtaBanner> : form;
-  } else if (model.data === null || model.data === undefined) {
+  } else if ((model.data === null || model.data === undefined) && model.capability.mode === 'state') {
     body = <p class="muted">Waiting for the first data from {model.package.name}…</p>;
+  } else if (model.data === null || model.data === undefined) {
+    body = <p class="muted">Nothing from {model.package.name} yet.</p>;
   } else {
     switch (model.component) {
       case 'sparkline': {

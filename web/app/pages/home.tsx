@@ -33,7 +33,7 @@ function useSurface(placement: string) {
       const components = Array.isArray(next?.components) ? next.components : [];
       setSurface({ placement, components });
       setError(null);
-      const waiting = components.some((c) => c.data == null && (c.capability.mode === 'state' || c.capability.mode === 'history'));
+      const waiting = components.some((c) => c.data == null && c.capability.mode === 'state');
       if (retry.current.timer) clearTimeout(retry.current.timer);
       if (waiting && retry.current.attempt < 12) {
         const delay = Math.min(500 * 2 ** retry.current.attempt++, 4_000);
@@ -99,8 +99,12 @@ function useSurface(placement: string) {
   return { surface, error, series, live, reload: load };
 }
 
-function Placement(props: { placement: string; heading: string; empty: string }) {
-  const { surface, error, series, live, reload } = useSurface(props.placement);
+/** One placement as a titled list of widgets; `only` narrows it (a package page shows that package's components). */
+export function Placement(props: { placement: string; heading: string; empty: string; only?: (model: SurfaceComponent) => boolean }) {
+  const state = useSurface(props.placement);
+  const { error, series, live, reload } = state;
+  const surface =
+    state.surface && props.only ? { ...state.surface, components: state.surface.components.filter(props.only) } : state.surface;
   const headingId = `${props.placement}-heading`;
   return (
     <section aria-labelledby={headingId} class="placement">

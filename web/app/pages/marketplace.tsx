@@ -5,6 +5,7 @@ import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, Notice, P
 import { PRODUCT } from '../product';
 import { api } from '../session';
 import { humanise } from '../widgets';
+import { Placement } from './home';
 
 interface Listing {
   id: string;
@@ -213,6 +214,12 @@ function InstallPanel(props: { pkg: Listing; install: Install | null; onChanged:
         <p>
           <Link href="/">See its widgets on your home page</Link>
         </p>
+        <Placement
+          placement="service_context"
+          heading={`${pkg.name} for you`}
+          empty={`${pkg.name} has nothing to show here.`}
+          only={(model) => model.package.id === pkg.id}
+        />
         <Button variant="danger" onClick={() => setConfirming(true)}>
           Uninstall
         </Button>
