@@ -254,6 +254,7 @@ describe('consumer app pages', () => {
     await grace.getByRole('log', { name: 'Messages with Ada' }).getByText('Hello Grace, shall we review the compiler?').waitFor();
 
     await grace.getByLabel('Message to Ada').fill('Yes, after lunch.');
+    await ada.getByText('Grace is typing…').waitFor();
     await grace.getByLabel('Message to Ada').press('Enter');
     await ada.getByRole('log', { name: 'Messages with Grace' }).getByText('Yes, after lunch.').waitFor();
     // Grace's page reported Ada's message read over the gateway.
