@@ -239,6 +239,12 @@ describe('consumer app pages', () => {
     };
     await addContact(ada, 'Grace', 'grace@example.com');
     await addContact(grace, 'Ada', 'ada@example.com');
+    // Now they are mutual contacts: Grace's list shows Ada's presence.
+    await grace
+      .getByRole('listitem')
+      .filter({ has: grace.getByRole('heading', { name: 'Ada', exact: true }) })
+      .getByText('Online')
+      .waitFor();
     await ada.getByText('Relationship score').first().waitFor();
 
     await ada.getByRole('link', { name: 'Message Grace' }).click();

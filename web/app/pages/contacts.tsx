@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { formValues } from '../../shared/api';
 import { Link } from '../../shared/router';
 import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useAction, useResource } from '../../shared/ui';
-import { usePresence } from '../gateway';
+import { gateway, usePresence } from '../gateway';
 import { PRODUCT } from '../product';
 import { api } from '../session';
 
@@ -27,8 +27,9 @@ const PAGE = 20;
 
 export function PresenceBadge(props: { userId: string | null; refreshIfUnknown?: boolean }) {
   const status = usePresence(props.userId, props.refreshIfUnknown);
-  if (!props.userId) return null;
-  const label = status ?? 'offline';
+  // Presence is shared between mutual contacts only: without it, say nothing rather than "offline".
+  if (!props.userId || !status) return null;
+  const label = status;
   const good = label === 'online';
   return <span class={`badge ${good ? 'badge-good' : label === 'offline' ? '' : 'badge-warn'} presence`}>{humanStatus(label)}</span>;
 }
@@ -53,7 +54,11 @@ function ContactRow(props: { contact: Contact; onChanged: () => void }) {
   const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState(false);
   const save = useAction(async (values: Record<string, string>) => {
-    await api('PATCH', `/v1/contacts/${contact.id}`, { name: values.name, email: values.email ? values.email : null });
+    const updated = await api<Contact>('PATCH', `/v1/contacts/${contact.id}`, {
+      name: values.name,
+      email: values.email ? values.email : null,
+    });
+    if (updated.linked_user_id && updated.linked_user_id !== contact.linked_user_id) gateway.refresh();
     setEditing(false);
     props.onChanged();
   });
@@ -133,6 +138,8 @@ export function ContactsPage() {
     const contact = await api<Contact>('POST', '/v1/contacts', { name: values.name, ...(values.email ? { email: values.email } : {}) });
     form.reset();
     setAdded(`${contact.name} was added.`);
+    // A new link may make a mutual contact, whose presence only a fresh `ready` lists.
+    if (contact.linked_user_id) gateway.refresh();
     list.reload();
   });
   return (
