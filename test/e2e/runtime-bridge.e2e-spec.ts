@@ -473,9 +473,14 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
 
   // Last: it suspends the package every other test uses.
   it('suspends the package after sustained state poll failures (health check failures)', async () => {
-    await redis.set(`${env.env.REDIS_PREFIX}:health:${packageId}:poll-failures`, String(HEALTH_FAILURES_BEFORE_SUSPENSION - 1));
-    await clearCache();
+    const failuresKey = `${env.env.REDIS_PREFIX}:health:${packageId}:poll-failures`;
+    // Down first, and wait for a failed poll: a poll that was already in flight could otherwise succeed
+    // after the count is primed and reset it.
     await runtime.behave('down');
+    await clearCache();
+    await waitFor(async () => Number(await redis.get(failuresKey)) >= 1 || undefined, { what: 'a failed state poll', timeoutMs: 15_000 });
+    await redis.set(failuresKey, String(HEALTH_FAILURES_BEFORE_SUSPENSION - 1));
+    await clearCache();
     const event = await waitFor(
       async () => {
         const rows = await dataSource.query(
