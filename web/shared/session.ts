@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { ApiFailure, request } from './api';
 
 /**
  * The signed-in token of one page family (`app` or `console`), kept in
@@ -29,6 +30,16 @@ export class SessionStore<T extends { token: string }> {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+
+  /** Calls the API with this session's token; a 401 (expired or revoked) signs the page out. */
+  readonly api = async <R = Record<string, unknown>>(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<R> => {
+    try {
+      return await request<R>(method, path, { token: this.get()?.token, body, idempotencyKey });
+    } catch (error) {
+      if (error instanceof ApiFailure && error.status === 401) this.set(null);
+      throw error;
+    }
+  };
 }
 
 export function useSession<T extends { token: string }>(store: SessionStore<T>): T | null {
