@@ -16,6 +16,8 @@ interface Failure {
   extras: ProblemExtras;
   headers: Record<string, string>;
   unexpected: boolean;
+  /** A dependency outage: logged once per request as a warning, without the stack. */
+  unavailable?: boolean;
 }
 
 /**
@@ -38,6 +40,8 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
 
     if (failure.unexpected) {
       this.logger.error({ err: exception, reqId: request.id, url: request.url }, 'unhandled error');
+    } else if (failure.unavailable) {
+      this.logger.warn({ reqId: request.id, url: request.url, cause: (exception as Error)?.message }, 'dependency unavailable');
     }
     if (reply.sent) return;
 
@@ -123,6 +127,18 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
         unexpected: status >= 500,
       };
     }
+    if (isDependencyUnavailable(exception)) {
+      // Our outage, not the caller's mistake: retryable, like readiness turning 503 at the same time.
+      return {
+        ...base,
+        status: 503,
+        userCode: 'SERVICE_UNAVAILABLE',
+        problemCode: 'service_unavailable',
+        message: 'A service this request depends on is unavailable; try again shortly',
+        headers: { 'Retry-After': '5' },
+        unavailable: true,
+      };
+    }
     // Errors raised by Fastify itself before a handler runs (body parsing, size limits).
     const fastifyError = exception as { statusCode?: unknown; code?: unknown; message?: unknown };
     if (typeof fastifyError?.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
@@ -167,4 +183,26 @@ function isUnstorableText(exception: unknown): boolean {
   const driverError = (exception as { driverError?: { code?: unknown } })?.driverError;
   const code = driverError?.code ?? (exception as { code?: unknown })?.code;
   return code === '22021' || code === '22P05';
+}
+
+/** Connection-level SQLSTATEs: class 08 (connection exception), shutdown in progress, server starting, out of connection slots. */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P01|57P02|57P03|53300)$/;
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** What node-postgres says when a connection drops or the pool cannot open one in time. */
+const UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+
+/**
+ * PostgreSQL (or another peer) cannot be reached, is shutting down or is
+ * starting: found by the PostgreSQL restart fault test, these used to answer
+ * 500. The driver's error arrives bare (pool checkout) or wrapped by TypeORM
+ * in `driverError`.
+ */
+function isDependencyUnavailable(exception: unknown): boolean {
+  const candidates = [exception, (exception as { driverError?: unknown })?.driverError, (exception as { cause?: unknown })?.cause];
+  return candidates.some((e) => {
+    if (!e || typeof e !== 'object') return false;
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true;
+    return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
+  });
 }
