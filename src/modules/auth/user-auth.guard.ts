@@ -10,7 +10,8 @@ import { USER_JWT } from './user-jwt.strategy';
 @Injectable()
 export class UserAuthGuard extends AuthGuard(USER_JWT) {
   override handleRequest<T = AuthenticatedUser>(error: unknown, user: T | false, info: unknown): T {
-    if (error instanceof ApiError) throw error;
+    // Not only ApiErrors: a failed session lookup (database down) must surface as an outage, not as a bad token.
+    if (error instanceof Error) throw error;
     if (user) return user;
     const reason = info instanceof Error ? info.message : '';
     if (/expired/i.test(reason)) throw new ApiError('UNAUTHORIZED', 'The access token has expired; log in again');
