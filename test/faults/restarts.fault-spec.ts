@@ -1,9 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import Redis from 'ioredis';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { freePort } from '../support/free-port';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { login, LoggedInUser } from '../support/users';
@@ -12,17 +12,6 @@ import { expectCleanError } from './envelopes';
 
 /** No answer may take longer than this, outage or not. */
 const MAX_ANSWER_MS = 5_000;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A private `redis-server` on its own port, without persistence, that the test can kill and start again. */
 class RedisProcess {
