@@ -1,5 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import request from 'supertest';
@@ -9,27 +7,19 @@ import { goodPackageCapabilities, ProviderRuntime } from '../test/support/provid
 import { appToken, onboardDeveloper, publishPackage, registerApp } from '../test/support/providers';
 import { SmtpSink } from '../test/support/smtp-sink';
 import { login } from '../test/support/users';
+import { round, summarise, writeResult } from './support/results';
 
 /**
  * Latency the runtime bridge adds: a `state` call through the service
  * (accept, resolve, invoke, deliver, with the cache emptied before each call
  * so every call reaches the runtime) against the same call made directly to
  * the runtime, in one run, sequentially. Also a cache hit for contrast.
- *   npx jest --config bench/jest.bench.config.js bench/bridge.bench.ts
+ *   npm run bench:bridge   (BENCH_CALLS per row, default 120)
  */
 /** The bridge's Free-tier limit is 100 state polls per minute per app, user and capability: spread calls over users. */
 const USERS = 4;
 const CALLS = Number(process.env.BENCH_CALLS ?? 120);
 const WARMUP = 8;
-
-function percentile(sorted: number[], p: number): number {
-  return Number(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))].toFixed(2));
-}
-
-function summarise(samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { calls: samples.length, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
-}
 
 async function time(times: number, call: () => Promise<void>, before?: () => Promise<void>): Promise<number[]> {
   const samples: number[] = [];
@@ -118,16 +108,47 @@ it('measures the runtime bridge against direct runtime calls', async () => {
       'through the service (cache hit)': summarise(await time(CALLS, throughService, sameInstall)),
     };
     const base = rows['direct runtime call'];
-    const report = Object.fromEntries(
-      Object.entries(rows).map(([name, row]) => [
-        name,
-        { ...row, p50Ratio: Number((row.p50Ms / base.p50Ms).toFixed(2)), p99Ratio: Number((row.p99Ms / base.p99Ms).toFixed(2)) },
-      ]),
-    );
-    console.table(report);
-    mkdirSync(join(__dirname, 'results'), { recursive: true });
-    writeFileSync(join(__dirname, 'results', 'bridge.json'), JSON.stringify({ calls: CALLS, node: process.version, report }, null, 2));
-    expect(Object.keys(report)).toHaveLength(3);
+    const table = Object.entries(rows).map(([target, row]) => ({
+      target,
+      calls: row.count,
+      p50Ms: row.p50Ms,
+      p99Ms: row.p99Ms,
+      maxMs: row.maxMs,
+      addedP50Ms: round(row.p50Ms - base.p50Ms),
+      addedP99Ms: round(row.p99Ms - base.p99Ms),
+      p50Ratio: round(row.p50Ms / base.p50Ms),
+      p99Ratio: round(row.p99Ms / base.p99Ms),
+    }));
+    console.table(table);
+    const miss = table[1];
+    writeResult({
+      bench: 'bridge',
+      title: 'Runtime bridge: a state call through the service',
+      command: 'npm run bench:bridge',
+      baseline: 'the same state call made directly to the same HTTPS runtime, in the same run',
+      params: { calls: CALLS, users: USERS, warmup: WARMUP },
+      rows: table,
+      tables: [
+        {
+          caption: 'Sequential calls; the cache is emptied before each “cache emptied” call, so every one of them reaches the runtime.',
+          columns: ['target', 'calls', 'p50 ms', 'p99 ms', 'max ms', 'added p50 ms', 'added p99 ms', 'p50 ratio', 'p99 ratio'],
+          rows: table.map((r) => [r.target, r.calls, r.p50Ms, r.p99Ms, r.maxMs, r.addedP50Ms, r.addedP99Ms, r.p50Ratio, r.p99Ratio]),
+        },
+      ],
+      targets: [
+        {
+          target: 'runtime bridge adds ≤ 2 ms p50',
+          measured: `+${miss.addedP50Ms} ms (p50 ${miss.p50Ms} vs ${base.p50Ms} ms)`,
+          met: miss.addedP50Ms <= 2,
+        },
+        {
+          target: 'runtime bridge adds ≤ 5 ms p99',
+          measured: `+${miss.addedP99Ms} ms (p99 ${miss.p99Ms} vs ${base.p99Ms} ms)`,
+          met: miss.addedP99Ms <= 5,
+        },
+      ],
+    });
+    expect(table).toHaveLength(3);
   } finally {
     redis.disconnect();
     await env.close();

@@ -1,10 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import request from 'supertest';
 import WebSocket from 'ws';
 import { TestEnvironment } from '../test/support/harness';
 import { TestIdentityProvider } from '../test/support/identity-provider';
 import { LoggedInUser, login } from '../test/support/users';
+import { percentile, writeResult } from './support/results';
 
 /**
  * Gateway throughput and latency: CLIENTS sockets split over two api
@@ -13,6 +12,7 @@ import { LoggedInUser, login } from '../test/support/users';
  * `message.send` frames; latency is `message.send` written → `message.created`
  * read by the recipient. Baseline in the same run: `ping` → `pong` over the
  * same sockets (transport and frame handling only, no database or worker).
+ *   npm run bench:gateway   (BENCH_CLIENTS, default 1000; BENCH_MESSAGES_PER_SENDER, default 5)
  */
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000);
 const MESSAGES = Number(process.env.BENCH_MESSAGES_PER_SENDER ?? 5);
@@ -56,10 +56,6 @@ function open(base: string, token: string): Promise<Socket> {
 }
 
 const waitFor = (socket: Socket, key: string) => new Promise<number>((resolve) => socket.waiters.set(key, resolve));
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 function summary(latencies: number[], seconds: number) {
   const sorted = [...latencies].sort((a, b) => a - b);
@@ -135,11 +131,40 @@ describe('gateway benchmark', () => {
         message_send_to_created: messaging,
       };
       console.log(JSON.stringify(result, null, 2));
-      mkdirSync(join(__dirname, 'results'), { recursive: true });
-      writeFileSync(
-        join(__dirname, 'results', 'gateway.json'),
-        `${JSON.stringify({ at: new Date().toISOString(), ...result }, null, 2)}\n`,
-      );
+      const rows = [
+        { target: 'ping → pong (baseline)', ...baseline },
+        { target: 'message.send on A → message.created on B', ...messaging },
+      ];
+      writeResult({
+        bench: 'gateway',
+        title: `Gateway: ${pairs * 2} WebSocket clients on two api instances`,
+        command: 'npm run bench:gateway',
+        baseline: '`ping` → `pong` over the same sockets, all at once (transport and frame handling only)',
+        params: { clients: pairs * 2, instances: 2, messagesPerSender: MESSAGES, senders: pairs },
+        rows,
+        tables: [
+          {
+            caption: `Every sender on instance A sends ${MESSAGES} messages one after the other to its partner on instance B (all senders at once); latency is send → the partner's message.created.`,
+            columns: ['target', 'count', 'per second', 'p50 ms', 'p99 ms', 'max ms', 'p99 ratio'],
+            rows: rows.map((r) => [
+              r.target,
+              r.count,
+              r.per_second,
+              r.p50_ms,
+              r.p99_ms,
+              r.max_ms,
+              Number((r.p99_ms / baseline.p99_ms).toFixed(2)),
+            ]),
+          },
+        ],
+        targets: [
+          {
+            target: `gateway p99 < 50 ms with 1,000 clients on two instances`,
+            measured: `p99 ${messaging.p99_ms} ms with ${pairs * 2} clients (${messaging.per_second} messages/s; ping/pong p99 ${baseline.p99_ms} ms)`,
+            met: messaging.p99_ms < 50 && pairs * 2 >= 1000,
+          },
+        ],
+      });
       expect(messaging.count).toBe(pairs * MESSAGES);
     } finally {
       await env.close();
