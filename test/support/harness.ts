@@ -69,9 +69,9 @@ export class TestEnvironment {
     return worker;
   }
 
-  /** Runs a compiled role (`dist/`) as a separate operating-system process, as operators do. */
-  spawnRole(entry: 'main' | 'worker', env: Record<string, string> = {}): SpawnedRole {
-    const child = spawn(process.execPath, [join(ROOT, 'dist', `${entry}.js`)], {
+  /** Runs a compiled role (`dist/`) as a separate operating-system process, as operators do. `nodeArgs` go before the script (`--cpu-prof`). */
+  spawnRole(entry: 'main' | 'worker', env: Record<string, string> = {}, nodeArgs: string[] = []): SpawnedRole {
+    const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist', `${entry}.js`)], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',

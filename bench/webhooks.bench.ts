@@ -1,0 +1,415 @@
+import { execFile } from 'node:child_process';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import Redis from 'ioredis';
+import { Webhook } from 'standardwebhooks';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { DomainEvents } from '../src/modules/events/domain-events';
+import { freePort } from '../test/support/free-port';
+import { SpawnedRole, TestEnvironment } from '../test/support/harness';
+import { appToken, onboardDeveloper, registerApp } from '../test/support/providers';
+import { SmtpSink } from '../test/support/smtp-sink';
+import { assertTestCaTrusted } from '../test/support/test-ca';
+import { waitFor } from '../test/support/wait-for';
+import { ReceivedWebhook, WebhookReceiver } from '../test/support/webhook-receiver';
+import { formatProfile, PROFILES_DIR, summariseProfile, writeSummary } from './support/profile';
+import { ratio, round, summarise, writeResult } from './support/results';
+
+/**
+ * Webhook throughput end to end: domain events recorded with
+ * `DomainEvents.record` (the outbox API every area uses) in committed
+ * transactions, dispatched by the worker (a separate process, `dist/worker.js`,
+ * default settings: 32 deliveries at once, 4 per endpoint), fanned out to
+ * deliveries, queued in BullMQ, signed and POSTed over HTTPS to a local
+ * receiver. Events are spread over APPS apps (each its own endpoint and
+ * signing secret), so the per-endpoint limit leaves the worker's 32 slots
+ * usable. Two phases: a paced one (one event per transaction at a steady rate:
+ * latency when the pipeline keeps up) and a burst (EVENTS events as fast as
+ * two producers can commit them: throughput and the backlog's latency).
+ * Baseline in the same run: the same number of signed POSTs (the service's
+ * own envelope, signer and HTTPS sender) from a plain loop with the same
+ * number in flight, no outbox, queue or database.
+ *   npm run bench:webhooks   (BENCH_WEBHOOK_EVENTS=20000, BENCH_WEBHOOK_APPS=8, BENCH_PROFILE=1 profiles the worker)
+ */
+const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20_000);
+const APPS = Number(process.env.BENCH_WEBHOOK_APPS ?? 8);
+/** Events per producer transaction in the burst: a bulk change recording many events at once. */
+const BATCH = Number(process.env.BENCH_WEBHOOK_BATCH ?? 100);
+const PRODUCERS = 2;
+const PACED_EVENTS = Number(process.env.BENCH_WEBHOOK_PACED_EVENTS ?? 1_000);
+const PACED_RATE = Number(process.env.BENCH_WEBHOOK_PACED_RATE ?? 100);
+/** The worker's defaults: `WebhookDeliveryProcessor` concurrency and `WEBHOOK_ENDPOINT_CONCURRENCY`. */
+const WORKER_CONCURRENCY = 32;
+const ENDPOINT_CONCURRENCY = 4;
+const IN_FLIGHT = Math.min(WORKER_CONCURRENCY, APPS * ENDPOINT_CONCURRENCY);
+/** Give up when no delivery arrives for this long. */
+const STALL_MS = 60_000;
+const PROFILE = process.env.BENCH_PROFILE === '1';
+
+interface AppTarget {
+  appId: string;
+  url: string;
+  secret: string;
+}
+
+interface LoopResult {
+  count: number;
+  seconds: number;
+  perSecond: number;
+  latencies: { p50: number; p99: number; max: number };
+  failures: number;
+}
+
+function signedPostLoop(count: number, targets: AppTarget[], idPrefix: string): Promise<LoopResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [join(__dirname, 'support', 'signed-post-loop.js'), JSON.stringify({ count, concurrency: IN_FLIGHT, targets, idPrefix })],
+      { maxBuffer: 1 << 20, timeout: 600_000 },
+      (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as LoopResult)),
+    );
+  });
+}
+
+function specSignatureValid(secret: string, r: ReceivedWebhook): boolean {
+  const header = r.headers['x-service-signature'];
+  if (typeof header !== 'string' || !header.startsWith('sha256=')) return false;
+  const expected = createHmac('sha256', secret).update(r.raw).digest();
+  const given = Buffer.from(header.slice(7), 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function standardSignatureValid(secret: string, r: ReceivedWebhook): boolean {
+  try {
+    new Webhook(secret).verify(r.raw.toString('utf8'), {
+      'webhook-id': r.headers['webhook-id'] as string,
+      'webhook-timestamp': r.headers['webhook-timestamp'] as string,
+      'webhook-signature': r.headers['webhook-signature'] as string,
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** First receipt per event id, and how many event ids arrived more than once. */
+function receipts(received: ReceivedWebhook[], ids: Set<string>) {
+  const first = new Map<string, ReceivedWebhook>();
+  let duplicates = 0;
+  for (const r of received) {
+    const id = r.body.id as string;
+    if (!ids.has(id)) continue;
+    if (first.has(id)) duplicates += 1;
+    else first.set(id, r);
+  }
+  return { first, duplicates };
+}
+
+/** Waits until every id has arrived, failing only when nothing new arrived for STALL_MS. */
+async function allReceived(receiver: WebhookReceiver, ids: Set<string>, what: string): Promise<void> {
+  let seen = 0;
+  let progressAt = Date.now();
+  for (;;) {
+    const now = receipts(receiver.received, ids).first.size;
+    if (now >= ids.size) return;
+    if (now > seen) {
+      seen = now;
+      progressAt = Date.now();
+    } else if (Date.now() - progressAt > STALL_MS) {
+      throw new Error(`${what}: ${now} of ${ids.size} received, none for ${STALL_MS / 1000} s`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Attempts started (`ats`) and failed (`atm`) of a random sample of delivery jobs, read from their BullMQ hashes. */
+async function jobStarts(dataSource: DataSource, redisUrl: string, queueKey: string) {
+  const ids: Array<{ id: string }> = await dataSource.query(`SELECT id FROM webhook_deliveries ORDER BY random() LIMIT 500`);
+  const redis = new Redis(redisUrl);
+  try {
+    const counts = await Promise.all(
+      ids.map(async ({ id }) => {
+        const [ats, atm] = await redis.hmget(`${queueKey}:${id}`, 'ats', 'atm');
+        return { starts: Number(ats ?? 1), failed: Number(atm ?? 0) };
+      }),
+    );
+    const mean = (values: number[]) => round(values.reduce((a, b) => a + b, 0) / Math.max(1, values.length));
+    return {
+      sampled: counts.length,
+      meanStarts: mean(counts.map((c) => c.starts)),
+      maxStarts: Math.max(0, ...counts.map((c) => c.starts)),
+      meanFailed: mean(counts.map((c) => c.failed)),
+      maxFailed: Math.max(0, ...counts.map((c) => c.failed)),
+      retriedPct: round((100 * counts.filter((c) => c.failed > 0).length) / Math.max(1, counts.length), 1),
+    };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-POST loop`, async () => {
+  assertTestCaTrusted();
+  if (!existsSync(join(__dirname, '..', 'dist', 'worker.js'))) throw new Error('dist/worker.js is missing: run npx nest build first');
+  const smtp = await SmtpSink.start();
+  const receiver = await WebhookReceiver.start();
+  const env = await TestEnvironment.create({ SMTP_URL: smtp.url, LOG_LEVEL: 'warn' });
+  let worker: SpawnedRole | undefined;
+  try {
+    const api = await env.startApi();
+    const url = api.url;
+    const dataSource: DataSource = api.app.get(getDataSourceToken());
+    const events = api.app.get(DomainEvents);
+    const healthPort = await freePort();
+    if (PROFILE) mkdirSync(PROFILES_DIR, { recursive: true });
+    worker = env.spawnRole(
+      'worker',
+      { LOG_LEVEL: 'warn', WORKER_HEALTH_PORT: String(healthPort) },
+      PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, '--cpu-prof-name=webhooks-worker.cpuprofile', '--cpu-prof-interval=500']
+        : [],
+    );
+    const started = worker;
+    const state = await waitFor(
+      async () => {
+        if (started.child.exitCode !== null) return 'exited';
+        const res = await fetch(`http://127.0.0.1:${healthPort}/health/ready`).catch(() => null);
+        return res?.status === 200 ? 'ready' : undefined;
+      },
+      { what: 'worker ready', timeoutMs: 60_000, intervalMs: 100 },
+    );
+    if (state === 'exited') throw new Error(`worker exited: ${started.output.slice(-2000)}`);
+
+    const developer = await onboardDeveloper(url, smtp, 'bench-hooks@example.com');
+    const targets: AppTarget[] = [];
+    for (let i = 0; i < APPS; i += 1) {
+      const app = await registerApp(url, developer, { name: `Bench Hooks ${i}`, webhook_url: `${receiver.url}/${i}` });
+      const auth = { authorization: `Bearer ${await appToken(url, app)}` };
+      const profile = await request(url)
+        .put(`/v1/providers/apps/${app.id}/webhook`)
+        .set(auth)
+        .send({ event_types: ['capability.invoked'] })
+        .expect(201);
+      targets.push({ appId: app.id, url: `${receiver.url}/${i}`, secret: profile.body.secret as string });
+    }
+    const secretOf = new Map(targets.map((t) => [t.appId, t.secret]));
+    const commitAt = new Map<string, number>();
+
+    let sequence = 0;
+    const payload = () => {
+      const i = sequence++;
+      return {
+        type: 'capability.invoked',
+        payload: {
+          app_id: targets[i % APPS].appId,
+          data: {
+            capability_name: 'balance',
+            mode: 'state',
+            user_id: 'usr_bench',
+            install_id: 'inst_bench',
+            request_id: `req_bench${i}`,
+            duration_ms: 12,
+            status: 'ok',
+          },
+        },
+      };
+    };
+    const record = async (count: number): Promise<string[]> => {
+      const ids: string[] = [];
+      await dataSource.transaction(async (manager) => {
+        for (let k = 0; k < count; k += 1) ids.push((await events.record(manager, payload())).id);
+      });
+      const at = Date.now();
+      for (const id of ids) commitAt.set(id, at);
+      return ids;
+    };
+    const latencies = (first: Map<string, ReceivedWebhook>) => [...first].map(([id, r]) => r.at - commitAt.get(id)!);
+
+    // Phase 1, paced: one event per transaction at PACED_RATE a second (also warms the pipeline up).
+    const pacedIds = new Set<string>();
+    const pacedStart = Date.now();
+    for (let i = 0; i < PACED_EVENTS; i += 1) {
+      const due = pacedStart + (i * 1000) / PACED_RATE;
+      if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+      for (const id of await record(1)) pacedIds.add(id);
+    }
+    await allReceived(receiver, pacedIds, 'paced phase');
+    const paced = receipts(receiver.received, pacedIds);
+    const pacedLatency = summarise(latencies(paced.first));
+    receiver.received.length = 0;
+
+    // Phase 2, burst: EVENTS events committed by two producers as fast as they can.
+    const burstIds = new Set<string>();
+    let remaining = EVENTS;
+    const burstStart = Date.now();
+    await Promise.all(
+      Array.from({ length: PRODUCERS }, async () => {
+        while (remaining > 0) {
+          const n = Math.min(BATCH, remaining);
+          remaining -= n;
+          for (const id of await record(n)) burstIds.add(id);
+        }
+      }),
+    );
+    const producedIn = (Date.now() - burstStart) / 1000;
+    await allReceived(receiver, burstIds, 'burst');
+    const burst = receipts(receiver.received, burstIds);
+    const firstCommit = [...burstIds].reduce((min, id) => Math.min(min, commitAt.get(id)!), Infinity);
+    const lastReceipt = [...burst.first.values()].reduce((max, r) => Math.max(max, r.at), 0);
+    const burstSeconds = (lastReceipt - firstCommit) / 1000;
+    const burstLatency = summarise(latencies(burst.first));
+    const perSecond = Math.round(EVENTS / burstSeconds);
+
+    // Signatures of about 400 receipts spread over the burst, checked as a receiver would.
+    const sample = receiver.received.filter((_, i) => i % Math.max(1, Math.floor(receiver.received.length / 400)) === 0);
+    const specValid = sample.filter((r) => specSignatureValid(secretOf.get(r.body.app_id as string)!, r)).length;
+    const standardValid = sample.filter((r) => standardSignatureValid(secretOf.get(r.body.app_id as string)!, r)).length;
+    // Every delivery row is marked delivered (the receipt comes before the row's update).
+    const total = PACED_EVENTS + EVENTS;
+    const statuses = await waitFor(
+      async () => {
+        const rows: Array<{ status: string; n: number }> = await dataSource.query(
+          `SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`,
+        );
+        const counts = Object.fromEntries(rows.map((r) => [r.status, r.n]));
+        return counts.delivered === total ? counts : undefined;
+      },
+      { what: `${total} deliveries marked delivered`, timeoutMs: 60_000, intervalMs: 200 },
+    );
+    receiver.received.length = 0;
+    // How often BullMQ started each delivery job before it succeeded (a job that runs before the fan-out's
+    // transaction commits does not find its row and is retried 500 ms later), on a sample of the burst's jobs.
+    const jobs = await jobStarts(dataSource, env.env.REDIS_URL, `${env.env.REDIS_PREFIX}:bull:webhook-delivery`);
+    // Where the burst's time goes: commit → dispatched (outbox, fan-out transaction start) → delivered (queue, HTTPS, row update).
+    const stageRows: Array<{ id: string; dispatched: Date; delivered: Date }> = await dataSource.query(
+      `SELECT e.id, e.dispatched_at AS dispatched, d.delivered_at AS delivered
+         FROM events e JOIN webhook_deliveries d ON d.event_id = e.id
+        WHERE e.id = ANY($1)`,
+      [[...burstIds]],
+    );
+    const outboxStage = summarise(stageRows.map((r) => r.dispatched.getTime() - commitAt.get(r.id)!));
+    const queueStage = summarise(stageRows.map((r) => r.delivered.getTime() - r.dispatched.getTime()));
+    const dispatchTimes = stageRows.map((r) => r.dispatched.getTime());
+    const dispatchSeconds = (Math.max(...dispatchTimes) - Math.min(...dispatchTimes)) / 1000;
+
+    // Baseline: the same number of signed POSTs, same receiver, same number in flight, no queue.
+    const loop = await signedPostLoop(EVENTS, targets, 'evt_baseline');
+    const loopIds = new Set(Array.from({ length: EVENTS }, (_, i) => `evt_baseline${String(i).padStart(12, '0')}`));
+    const loopReceipts = receipts(receiver.received, loopIds);
+
+    const notes: string[] = [];
+    if (PROFILE && worker) {
+      worker.child.kill('SIGTERM');
+      await Promise.race([worker.exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
+      const file = join(PROFILES_DIR, 'webhooks-worker.cpuprofile');
+      if (existsSync(file)) {
+        const summary = summariseProfile(file);
+        writeSummary('webhooks-worker', summary);
+        notes.push(formatProfile('CPU profile of the worker process over the whole run', summary));
+      }
+    }
+
+    const rows = [
+      {
+        target: `outbox → queue → HTTPS, paced (${PACED_RATE}/s, one event per transaction)`,
+        events: PACED_EVENTS,
+        perSecond: PACED_RATE,
+        p50Ms: pacedLatency.p50Ms,
+        p99Ms: pacedLatency.p99Ms,
+        maxMs: pacedLatency.maxMs,
+        duplicates: paced.duplicates,
+        missing: PACED_EVENTS - paced.first.size,
+      },
+      {
+        target: `outbox → queue → HTTPS, burst (${PRODUCERS} producers, ${BATCH} events per transaction)`,
+        events: EVENTS,
+        perSecond,
+        p50Ms: burstLatency.p50Ms,
+        p99Ms: burstLatency.p99Ms,
+        maxMs: burstLatency.maxMs,
+        duplicates: burst.duplicates,
+        missing: EVENTS - burst.first.size,
+        ratio: ratio(perSecond, loop.perSecond),
+      },
+      {
+        target: `plain signed-POST loop, ${IN_FLIGHT} in flight`,
+        events: EVENTS,
+        perSecond: Math.round(loop.perSecond),
+        p50Ms: loop.latencies.p50,
+        p99Ms: loop.latencies.p99,
+        maxMs: loop.latencies.max,
+        duplicates: loopReceipts.duplicates,
+        missing: EVENTS - loopReceipts.first.size,
+        ratio: 1,
+      },
+    ];
+    console.table(rows);
+    writeResult({
+      bench: 'webhooks',
+      title: 'Webhooks: signed deliveries end to end',
+      command: 'npm run bench:webhooks',
+      baseline: `the service's envelope, signer and HTTPS sender in a plain loop (separate process), ${IN_FLIGHT} in flight, no outbox, queue or database`,
+      params: {
+        events: EVENTS,
+        apps: APPS,
+        batch: BATCH,
+        producers: PRODUCERS,
+        pacedEvents: PACED_EVENTS,
+        pacedRate: PACED_RATE,
+        workerConcurrency: WORKER_CONCURRENCY,
+        endpointConcurrency: ENDPOINT_CONCURRENCY,
+        inFlight: IN_FLIGHT,
+      },
+      rows,
+      tables: [
+        {
+          caption:
+            'Latency of the pipeline rows is event commit → first receipt at the receiver; of the loop, one POST round trip. ' +
+            'The burst row’s req/s is events ÷ (last receipt − first commit).',
+          columns: ['target', 'events', 'deliveries/s', 'p50 ms', 'p99 ms', 'max ms', 'duplicates', 'missing', 'ratio to loop'],
+          rows: rows.map((r) => [r.target, r.events, r.perSecond, r.p50Ms, r.p99Ms, r.maxMs, r.duplicates, r.missing, r.ratio ?? '']),
+        },
+        {
+          columns: ['check', 'result'],
+          rows: [
+            ['burst committed by the producers in', `${round(producedIn, 1)} s (${Math.round(EVENTS / producedIn)} events/s)`],
+            ['burst delivered in (first commit → last receipt)', `${round(burstSeconds, 1)} s`],
+            ['X-Service-Signature valid (sampled receipts)', `${specValid} of ${sample.length}`],
+            ['Standard Webhooks signature valid (same sample)', `${standardValid} of ${sample.length}`],
+            ['delivery rows by status', JSON.stringify(statuses)],
+            [
+              'outbox stage (commit → fan-out transaction start)',
+              `p50 ${outboxStage.p50Ms} ms, p99 ${outboxStage.p99Ms} ms; first to last fan-out ${round(dispatchSeconds, 1)} s (about ${Math.round(EVENTS / Math.max(dispatchSeconds, 0.001))} events/s)`,
+            ],
+            ['queue stage (fan-out transaction start → delivered)', `p50 ${queueStage.p50Ms} ms, p99 ${queueStage.p99Ms} ms`],
+            [
+              `BullMQ runs per delivery job (${jobs.sampled} sampled)`,
+              `mean ${jobs.meanStarts}, max ${jobs.maxStarts}; failed runs before success: mean ${jobs.meanFailed}, max ${jobs.maxFailed}; ${jobs.retriedPct} % of jobs failed at least once`,
+            ],
+          ],
+        },
+      ],
+      targets: [
+        { target: '≥ 2,000 signed webhook deliveries/s end to end', measured: `${perSecond}/s (burst)`, met: perSecond >= 2000 },
+        {
+          target: '≥ 50 % of the bare signed-POST loop',
+          measured: `${(100 * ratio(perSecond, loop.perSecond)).toFixed(1)} % (loop ${Math.round(loop.perSecond)}/s)`,
+          met: perSecond >= 0.5 * loop.perSecond,
+        },
+      ],
+      notes,
+    });
+    expect({ pacedMissing: rows[0].missing, burstMissing: rows[1].missing, loopFailures: loop.failures }).toEqual({
+      pacedMissing: 0,
+      burstMissing: 0,
+      loopFailures: 0,
+    });
+    expect({ specValid, standardValid }).toEqual({ specValid: sample.length, standardValid: sample.length });
+  } finally {
+    await env.close();
+    await receiver.close();
+    await smtp.close();
+  }
+});
