@@ -1,8 +1,9 @@
 /**
- * Runs the gateway benchmark with the test harness (real PostgreSQL, Redis,
- * two api instances and a worker in one process):
- *   npx jest --config bench/jest.bench.config.js [bench/gateway.bench.ts]
- * Results are printed and written to bench/results/gateway.json.
+ * Runs the benchmarks with the test harness (real PostgreSQL and Redis, a
+ * database per bench cloned from a migrated template):
+ *   npx jest --config bench/jest.bench.config.js bench/<name>.bench.ts
+ * Each bench prints its table and writes bench/results/<name>.json (or into
+ * BENCH_RESULTS_DIR); `npm run bench` (bench/run.js) runs them all and merges them.
  * @type {import('jest').Config}
  */
 module.exports = {
