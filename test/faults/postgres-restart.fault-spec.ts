@@ -87,6 +87,9 @@ describe('the api rides out a PostgreSQL restart', () => {
 
   async function hit(target: (typeof TARGETS)[number]): Promise<Sample> {
     const started = Date.now();
+    const startPhase = phase;
+    // A request in flight while the phase changes belongs to neither side: `before→stopping`.
+    const phaseOf = () => (phase === startPhase ? phase : `${startPhase}→${phase}`);
     const { path } = target;
     let req: request.Test;
     if (path === '/v1/auth/token') {
@@ -103,9 +106,9 @@ describe('the api rides out a PostgreSQL restart', () => {
     }
     try {
       const res = await req.timeout(MAX_ANSWER_MS + 2_000);
-      return { path, phase, status: res.status, ms: Date.now() - started, res };
+      return { path, phase: phaseOf(), status: res.status, ms: Date.now() - started, res };
     } catch (error) {
-      return { path, phase, status: 0, ms: Date.now() - started, error: (error as Error).message };
+      return { path, phase: phaseOf(), status: 0, ms: Date.now() - started, error: (error as Error).message };
     }
   }
 

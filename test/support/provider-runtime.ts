@@ -422,7 +422,10 @@ export class ProviderRuntime {
         'event: heartbeat\ndata: {"ts":"yesterday"}\n\n',
       ];
       let i = 0;
-      const timer = setInterval(() => res.write(garbage[i++ % garbage.length]), 20);
+      // A stream ended by stopListening can tick once more before 'close' clears the timer: never write after the end.
+      const timer = setInterval(() => {
+        if (!res.writableEnded && !res.destroyed) res.write(garbage[i++ % garbage.length]);
+      }, 20);
       this.streams.add(res);
       res.on('close', () => {
         clearInterval(timer);
@@ -430,7 +433,9 @@ export class ProviderRuntime {
       });
       return;
     }
-    const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const send = (event: string, data: unknown) => {
+      if (!res.writableEnded && !res.destroyed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
     // A heartbeat at once, then at the declared interval, so a fresh connection is never silent.
     send('heartbeat', { ts: new Date().toISOString() });
     let rate = 1.08;
