@@ -7,6 +7,7 @@ import { goodPackageCapabilities, ProviderRuntime } from '../test/support/provid
 import { appToken, onboardDeveloper, publishPackage, registerApp } from '../test/support/providers';
 import { SmtpSink } from '../test/support/smtp-sink';
 import { login } from '../test/support/users';
+import { formatProfile, profileThisProcess } from './support/profile';
 import { round, summarise, writeResult } from './support/results';
 
 /**
@@ -107,6 +108,12 @@ it('measures the runtime bridge against direct runtime calls', async () => {
       'through the service (cache emptied)': summarise(await time(CALLS, throughService, emptyCache)),
       'through the service (cache hit)': summarise(await time(CALLS, throughService, sameInstall)),
     };
+    const notes: string[] = [];
+    if (process.env.BENCH_PROFILE === '1') {
+      // The service runs in this process: profile it over another set of cache-emptied calls (not in the table).
+      const { summary } = await profileThisProcess('bridge-state-call', () => time(CALLS, throughService, emptyCache));
+      notes.push(formatProfile(`CPU profile of the service process over ${CALLS} state calls through the bridge (cache emptied)`, summary));
+    }
     const base = rows['direct runtime call'];
     const table = Object.entries(rows).map(([target, row]) => ({
       target,
@@ -147,6 +154,7 @@ it('measures the runtime bridge against direct runtime calls', async () => {
           met: miss.addedP99Ms <= 5,
         },
       ],
+      notes,
     });
     expect(table).toHaveLength(3);
   } finally {
