@@ -8,7 +8,22 @@ import type { AppConfig } from '../../config/app-config';
 import { DomainEvent, EVENTS_CHANNEL } from './domain-events';
 import { DOMAIN_EVENT_SUBSCRIBER } from './on-domain-event.decorator';
 
-type Subscriber = { name: string; handle: (event: DomainEvent, manager: EntityManager) => Promise<void> | void };
+/** What a subscriber may ask of the dispatch it runs in. */
+export interface DispatchContext {
+  /**
+   * Runs `task` once the dispatching transaction has committed, and only if
+   * this event's subscribers succeeded: for work that must see the rows a
+   * subscriber wrote (a queue job reading its delivery row). A crash between
+   * commit and task loses the task, so the work it starts needs its own
+   * sweep for rows left without it.
+   */
+  afterCommit(task: () => Promise<unknown>): void;
+}
+
+type Subscriber = {
+  name: string;
+  handle: (event: DomainEvent, manager: EntityManager, context: DispatchContext) => Promise<void> | void;
+};
 
 const BATCH_SIZE = 100;
 const MAX_RETRY_DELAY_MS = 10 * 60_000;
@@ -103,7 +118,8 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
   }
 
   private async dispatchBatch(): Promise<number> {
-    return this.dataSource.transaction(async (manager) => {
+    const afterCommit: Array<() => Promise<unknown>> = [];
+    const claimed = await this.dataSource.transaction(async (manager) => {
       const rows: Array<{ id: string; type: string; payload: Record<string, unknown>; created_at: Date; attempts: number }> =
         await manager.query(
           `SELECT id, type, payload, created_at, attempts FROM events
@@ -113,15 +129,17 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
             FOR UPDATE SKIP LOCKED`,
           [BATCH_SIZE],
         );
+      const dispatched: string[] = [];
       for (const row of rows) {
         const event: DomainEvent = { id: row.id, type: row.type, payload: row.payload, createdAt: row.created_at };
+        const tasks: Array<() => Promise<unknown>> = [];
+        const context: DispatchContext = { afterCommit: (task) => tasks.push(task) };
         await manager.query('SAVEPOINT dispatch_event');
         try {
-          for (const subscriber of this.subscribersOf(row.type)) await subscriber.handle(event, manager);
+          for (const subscriber of this.subscribersOf(row.type)) await subscriber.handle(event, manager, context);
           await manager.query('RELEASE SAVEPOINT dispatch_event');
-          await manager.query(`UPDATE events SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = $1`, [
-            row.id,
-          ]);
+          dispatched.push(row.id);
+          afterCommit.push(...tasks);
         } catch (error) {
           await manager.query('ROLLBACK TO SAVEPOINT dispatch_event');
           const delay = Math.min(1000 * 2 ** row.attempts, MAX_RETRY_DELAY_MS);
@@ -134,8 +152,20 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
           this.wakeAt(Date.now() + delay);
         }
       }
+      // One statement for the whole batch rather than one per event.
+      if (dispatched.length > 0) {
+        await manager.query(`UPDATE events SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1)`, [
+          dispatched,
+        ]);
+      }
       return rows.length;
     });
+    await Promise.all(
+      afterCommit.map((task) =>
+        task().catch((error: unknown) => this.logger.warn({ err: error }, 'after-commit task of a dispatched event failed')),
+      ),
+    );
+    return claimed;
   }
 
   private async listen(): Promise<void> {

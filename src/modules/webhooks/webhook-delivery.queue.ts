@@ -35,7 +35,7 @@ export class WebhookDeliveryQueue {
   ) {}
 
   async enqueue(deliveryId: string): Promise<void> {
-    // A job may run before the transaction that wrote its row commits: it then retries shortly (see the processor).
+    // Callers enqueue committed rows (the fan-out after its commit, replay, the sweeper); a missing row still retries shortly.
     await this.queue.add(WEBHOOK_JOBS.deliver, { deliveryId }, { jobId: deliveryId, attempts: 5, backoff: { type: 'fixed', delay: 500 } });
   }
 

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { DomainEvent } from '../events/domain-events';
+import type { DispatchContext } from '../events/event-dispatcher';
 import { OnDomainEvent } from '../events/on-domain-event.decorator';
 import { WEBHOOK_EVENT_TYPES } from './dto/webhook.dto';
 import { WebhookDeliveries } from './webhook-deliveries.service';
@@ -11,10 +12,11 @@ const DELIVERABLE = new Set<string>(WEBHOOK_EVENT_TYPES);
 
 /**
  * Turns outbox events into deliveries (worker role). The delivery row commits
- * with the event being marked dispatched; the job is enqueued inside that
- * transaction too, and a job that runs before the commit simply retries. If
- * the process dies after the commit but before the enqueue, the sweeper finds
- * the pending row without a job.
+ * with the event being marked dispatched, and its job is enqueued right after
+ * that commit, so the job always finds its row (enqueued inside the
+ * transaction, nearly every job ran first, found nothing and waited out a
+ * retry). If the process dies between the commit and the enqueue, the
+ * sweeper finds the pending row without a job.
  */
 @Injectable()
 export class WebhookFanOut {
@@ -27,7 +29,7 @@ export class WebhookFanOut {
   ) {}
 
   @OnDomainEvent('*')
-  async onEvent(event: DomainEvent, manager: EntityManager): Promise<void> {
+  async onEvent(event: DomainEvent, manager: EntityManager, context: DispatchContext): Promise<void> {
     if (!DELIVERABLE.has(event.type)) return;
     const { app_id: appId, data } = event.payload as { app_id?: string; data?: Record<string, unknown> };
     if (!appId || !data) {
@@ -41,6 +43,6 @@ export class WebhookFanOut {
       { eventId: event.id, type: event.type, createdAt: event.createdAt, appId, data },
       { disabled: profile.disabled_at !== null },
     );
-    if (row?.status === 'pending') await this.queue.enqueue(row.id);
+    if (row?.status === 'pending') context.afterCommit(() => this.queue.enqueue(row.id));
   }
 }
