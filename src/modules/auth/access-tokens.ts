@@ -1,11 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
+import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from 'jose';
+import { LruMap } from '../../common/cache/lru-map';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { SigningKeys, TOKEN_ALGORITHM } from './signing-keys.service';
 
 export const ACCESS_TOKEN_AUDIENCE = 'user-api';
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+/** Verified tokens remembered per process (about 0.5 KB each). */
+const VERIFIED_TOKENS_KEPT = 10_000;
 
 export interface AccessTokenClaims {
   /** User id. */
@@ -15,9 +18,26 @@ export interface AccessTokenClaims {
   exp: number;
 }
 
+/** Why a bearer token was refused; the callers word it for their channel (HTTP envelope, WebSocket close reason). */
+export class InvalidAccessToken extends Error {
+  constructor(readonly reason: 'malformed' | 'unknown_key' | 'expired' | 'claims' | 'invalid') {
+    super(`access token refused: ${reason}`);
+    this.name = 'InvalidAccessToken';
+  }
+}
+
 /** Issues and verifies the service's own user access tokens (ES256 JWTs). */
 @Injectable()
 export class AccessTokens {
+  /**
+   * Tokens that passed verification, until their `exp`. The key is the whole
+   * token, signature included, so only the exact bytes that were verified
+   * match; the signing keys and the expected issuer and audience never change
+   * while the process runs. Whether the session behind a token is still live is
+   * not part of this: that is checked on every request (see SessionCache).
+   */
+  private readonly verified = new LruMap<string, AccessTokenClaims>(VERIFIED_TOKENS_KEPT);
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly keys: SigningKeys,
@@ -39,18 +59,40 @@ export class AccessTokens {
       .sign(privateKey);
   }
 
-  /** Verifies signature, issuer, audience and expiry. Used where passport does not run (the WebSocket gateway). */
+  /**
+   * Verifies signature (ES256 with the public key of the token's `kid`), issuer,
+   * audience and expiry, and that `sub` and `sid` are present. Throws
+   * `InvalidAccessToken`. The returned claims are shared: do not modify them.
+   */
   async verify(token: string): Promise<AccessTokenClaims> {
-    const { kid } = decodeProtectedHeader(token);
+    const known = this.verified.get(token);
+    if (known) {
+      if (known.exp * 1000 > Date.now()) return known;
+      this.verified.delete(token);
+      throw new InvalidAccessToken('expired');
+    }
+    let kid: string | undefined;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      throw new InvalidAccessToken('malformed');
+    }
     const key = this.keys.verificationKey(kid);
-    if (!key) throw new Error('unknown signing key');
-    const { payload } = await jwtVerify(token, key, {
-      algorithms: [TOKEN_ALGORITHM],
-      issuer: this.issuer,
-      audience: ACCESS_TOKEN_AUDIENCE,
-    });
+    if (!key) throw new InvalidAccessToken('unknown_key');
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: [TOKEN_ALGORITHM],
+        issuer: this.issuer,
+        audience: ACCESS_TOKEN_AUDIENCE,
+      }));
+    } catch (error) {
+      throw new InvalidAccessToken(error instanceof errors.JWTExpired ? 'expired' : 'invalid');
+    }
     if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number')
-      throw new Error('incomplete claims');
-    return { sub: payload.sub, sid: payload.sid, exp: payload.exp };
+      throw new InvalidAccessToken('claims');
+    const claims: AccessTokenClaims = Object.freeze({ sub: payload.sub, sid: payload.sid, exp: payload.exp });
+    this.verified.set(token, claims);
+    return claims;
   }
 }

@@ -1,5 +1,4 @@
-import { Module } from '@nestjs/common';
-import { PassportModule } from '@nestjs/passport';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SoulModule } from '../soul/soul.module';
 import { AccessTokens } from './access-tokens';
@@ -12,13 +11,19 @@ import { IdentityTokenVerifier } from './identity-token.verifier';
 import { OperatorUsersController } from './operator-users.controller';
 import { Sessions } from './sessions.service';
 import { SigningKeys } from './signing-keys.service';
-import { UserJwtStrategy } from './user-jwt.strategy';
+import { UserAuthGuard } from './user-auth.guard';
 import { UsersService } from './users.service';
 
+/**
+ * Global because every user API controller guards its routes with
+ * `UserAuthGuard`, which needs the token verifier and the session check, and
+ * some of those areas (soul) are imported by this module, so they cannot import it.
+ */
+@Global()
 @Module({
-  imports: [PassportModule, TypeOrmModule.forFeature([UserEntity, SessionEntity, SigningKeyEntity]), SoulModule],
+  imports: [TypeOrmModule.forFeature([UserEntity, SessionEntity, SigningKeyEntity]), SoulModule],
   controllers: [AuthController, OperatorUsersController],
-  providers: [SigningKeys, AccessTokens, IdentityTokenVerifier, Sessions, AuthService, UsersService, UserJwtStrategy],
-  exports: [AccessTokens, Sessions, SigningKeys, UsersService],
+  providers: [SigningKeys, AccessTokens, IdentityTokenVerifier, Sessions, AuthService, UsersService, UserAuthGuard],
+  exports: [AccessTokens, Sessions, SigningKeys, UsersService, UserAuthGuard],
 })
 export class AuthModule {}

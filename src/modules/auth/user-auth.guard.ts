@@ -1,25 +1,52 @@
-import { applyDecorators, Injectable, UseGuards } from '@nestjs/common';
-import { AuthGuard } from '@nestjs/passport';
+import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth } from '@nestjs/swagger';
 import { ApiError } from '../../common/errors/api-error';
 import { UserRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
+import { AccessTokens, InvalidAccessToken } from './access-tokens';
 import { AuthenticatedUser } from './authenticated-user';
-import { USER_JWT } from './user-jwt.strategy';
+import { Sessions } from './sessions.service';
 
-/** Authenticates user API requests; failures become `401 UNAUTHORIZED` with a reason. */
+const REFUSALS: Record<InvalidAccessToken['reason'], string> = {
+  malformed: 'Malformed bearer token',
+  unknown_key: 'Bearer token was signed with an unknown key',
+  expired: 'The access token has expired; log in again',
+  claims: 'Bearer token lacks its claims',
+  invalid: 'The bearer token is not valid',
+};
+
+/** The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), or undefined. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = /^\s*(\S+)\s+(\S+)\s*$/.exec(header ?? '');
+  return match && match[1].toLowerCase() === 'bearer' ? match[2] : undefined;
+}
+
+/**
+ * Authenticates user API requests: a valid service access token whose session
+ * is live and whose user still exists. Failures become `401 UNAUTHORIZED` with
+ * a reason. Sets `request.user`.
+ */
 @Injectable()
-export class UserAuthGuard extends AuthGuard(USER_JWT) {
-  override handleRequest<T = AuthenticatedUser>(error: unknown, user: T | false, info: unknown): T {
-    // Not only ApiErrors: a failed session lookup (database down) must surface as an outage, not as a bad token.
-    // No `instanceof Error`: errors made by Node's own modules fail it across realms (Jest's vm context).
-    // eslint-disable-next-line @typescript-eslint/only-throw-error -- whatever the strategy threw, unchanged
-    if (error) throw error;
-    if (user) return user;
-    const reason = info instanceof Error ? info.message : '';
-    if (/expired/i.test(reason)) throw new ApiError('UNAUTHORIZED', 'The access token has expired; log in again');
-    if (/no auth token/i.test(reason))
-      throw new ApiError('UNAUTHORIZED', 'Missing bearer token in the Authorization header', { 'WWW-Authenticate': 'Bearer' });
-    throw new ApiError('UNAUTHORIZED', 'The bearer token is not valid');
+export class UserAuthGuard implements CanActivate {
+  constructor(
+    private readonly tokens: AccessTokens,
+    private readonly sessions: Sessions,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined>; user?: AuthenticatedUser }>();
+    const token = bearerToken(request.headers.authorization);
+    if (!token) throw new ApiError('UNAUTHORIZED', 'Missing bearer token in the Authorization header', { 'WWW-Authenticate': 'Bearer' });
+    let claims: { sub: string; sid: string };
+    try {
+      claims = await this.tokens.verify(token);
+    } catch (error) {
+      if (error instanceof InvalidAccessToken) throw new ApiError('UNAUTHORIZED', REFUSALS[error.reason]);
+      throw error;
+    }
+    const user = await this.sessions.resolve(claims.sub, claims.sid);
+    if (!user) throw new ApiError('UNAUTHORIZED', 'The session of this token has ended; log in again');
+    request.user = user;
+    return true;
   }
 }
 

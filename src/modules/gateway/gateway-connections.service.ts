@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
-import { AccessTokens } from '../auth/access-tokens';
+import { AccessTokens, InvalidAccessToken } from '../auth/access-tokens';
 import type { UserTier } from '../auth/entities/user.entity';
 import { Sessions } from '../auth/sessions.service';
 import { UsersService } from '../auth/users.service';
@@ -72,7 +72,7 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
     try {
       claims = await this.tokens.verify(token);
     } catch (error) {
-      const expired = (error as { code?: string }).code === 'ERR_JWT_EXPIRED';
+      const expired = error instanceof InvalidAccessToken && error.reason === 'expired';
       socket.close(CLOSE.INVALID_TOKEN, expired ? 'token expired' : 'token invalid');
       return null;
     }

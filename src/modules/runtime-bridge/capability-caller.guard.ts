@@ -18,10 +18,10 @@ import type { CapabilityCaller } from './capability-executor.service';
  */
 @Injectable()
 export class CapabilityCallerGuard implements CanActivate {
-  private readonly userAuth = new UserAuthGuard();
   private readonly userLimit: UserRateLimitGuard;
 
   constructor(
+    private readonly userAuth: UserAuthGuard,
     private readonly platformAuth: PlatformAuthGuard,
     private readonly platformLimit: PlatformRateLimitGuard,
     limits: RateLimits,
@@ -35,7 +35,7 @@ export class CapabilityCallerGuard implements CanActivate {
     if (token && audienceOf(token) === PLATFORM_AUDIENCE) {
       return (await this.platformAuth.canActivate(context)) && this.platformLimit.canActivate(context);
     }
-    return ((await this.userAuth.canActivate(context)) as boolean) && this.userLimit.canActivate(context);
+    return (await this.userAuth.canActivate(context)) && this.userLimit.canActivate(context);
   }
 }
 
