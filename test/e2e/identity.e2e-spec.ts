@@ -1,23 +1,26 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { SESSION_CHECK_TTL_MS, SessionCache } from '../../src/modules/auth/session-cache';
 import { IDP_PROJECT, TestIdentityProvider } from '../support/identity-provider';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
-import { login } from '../support/users';
+import { LoggedInUser, login } from '../support/users';
+import { waitFor } from '../support/wait-for';
 
 describe('identity: login, access tokens, profile', () => {
   let env: TestEnvironment;
   let idp: TestIdentityProvider;
+  let app: NestFastifyApplication;
   let url: string;
   let dataSource: DataSource;
 
   beforeAll(async () => {
     idp = await TestIdentityProvider.start();
     env = await TestEnvironment.create(idp.env);
-    const api = await env.startApi();
-    url = api.url;
-    dataSource = api.app.get(getDataSourceToken());
+    ({ app, url } = await env.startApi());
+    dataSource = app.get(getDataSourceToken());
   });
   afterAll(async () => {
     await env.close();
@@ -136,6 +139,80 @@ describe('identity: login, access tokens, profile', () => {
       const user = await login(url, idp, { sub: 'uid-deleted' });
       await dataSource.query(`DELETE FROM users WHERE id = $1`, [user.id]);
       await request(url).get('/v1/me').set(user.auth).expect(401);
+    });
+  });
+
+  describe('session checks remembered by each api instance', () => {
+    let other: { app: NestFastifyApplication; url: string };
+    /** Well below the time a remembered check stands, so only the notification can explain a refusal in time. */
+    const PROPAGATION_MS = Math.min(2_000, SESSION_CHECK_TTL_MS / 4);
+
+    beforeAll(async () => {
+      other = await env.startApi();
+    });
+
+    /** Signs a user in; both instances check the session and remember it. */
+    async function seenByBoth(sub: string, profile: { name?: string; email?: string } = {}): Promise<LoggedInUser> {
+      const user = await login(url, idp, { sub, ...profile });
+      for (const target of [url, other.url]) await request(target).get('/v1/me').set(user.auth).expect(200);
+      // The first request opens each instance's listening connection; checks are remembered once it listens.
+      await waitFor(() => [app, other.app].every((a) => a.get(SessionCache).remembering), { what: 'both session caches listening' });
+      for (const target of [url, other.url]) await request(target).get('/v1/me').set(user.auth).expect(200);
+      return user;
+    }
+
+    const refusedOn = (target: string, user: LoggedInUser) =>
+      waitFor(async () => (await request(target).get('/v1/me').set(user.auth)).status === 401, {
+        timeoutMs: PROPAGATION_MS,
+        what: `a 401 from ${target}`,
+      });
+
+    it('refuses a token after logout at once on the instance that logged out, and on the other within moments', async () => {
+      const user = await seenByBoth('uid-cached-logout');
+      await request(url).post('/v1/auth/logout').set(user.auth).expect(204);
+      const res = await request(url).get('/v1/me').set(user.auth).expect(401);
+      expect(res.body.error.message).toMatch(/session/);
+      await refusedOn(other.url, user);
+    });
+
+    it('refuses a token of a user deleted outside the service on every instance within moments', async () => {
+      const user = await seenByBoth('uid-cached-deleted');
+      await dataSource.query(`DELETE FROM users WHERE id = $1`, [user.id]);
+      await refusedOn(url, user);
+      await refusedOn(other.url, user);
+    });
+
+    it('applies a tier change at once on the instance that made it, and on the other within moments', async () => {
+      const user = await seenByBoth('uid-cached-tier');
+      await request(other.url)
+        .patch(`/v1/operator/users/${user.id}`)
+        .set('authorization', `Bearer ${OPERATOR_TOKEN}`)
+        .send({ tier: 'pro' })
+        .expect(200);
+      expect((await request(other.url).get('/v1/me').set(user.auth).expect(200)).headers['x-ratelimit-limit']).toBe('300');
+      await waitFor(async () => (await request(url).get('/v1/me').set(user.auth)).headers['x-ratelimit-limit'] === '300', {
+        timeoutMs: PROPAGATION_MS,
+        what: 'the pro limit on the other instance',
+      });
+    });
+
+    it('shows a new name from a later login and soul_id null after the soul is deleted', async () => {
+      const first = await seenByBoth('uid-cached-profile', { name: 'Before', email: 'before@example.com' });
+      await login(url, idp, { sub: 'uid-cached-profile', name: 'After', email: 'after@example.com' });
+      expect((await request(url).get('/v1/me').set(first.auth).expect(200)).body).toMatchObject({
+        name: 'After',
+        email: 'after@example.com',
+      });
+      await waitFor(async () => (await request(other.url).get('/v1/me').set(first.auth)).body.name === 'After', {
+        timeoutMs: PROPAGATION_MS,
+        what: 'the new name on the other instance',
+      });
+      await request(other.url).delete('/v1/soul').set(first.auth).expect(200);
+      expect((await request(other.url).get('/v1/me').set(first.auth).expect(200)).body.soul_id).toBeNull();
+      await waitFor(async () => (await request(url).get('/v1/me').set(first.auth)).body.soul_id === null, {
+        timeoutMs: PROPAGATION_MS,
+        what: 'soul_id null on the other instance',
+      });
     });
   });
 

@@ -41,7 +41,12 @@ describe('per-connection frame budget', () => {
       send: (text: string) => sent.push(text),
       close: (code: number, reason: string) => closes.push([code, reason]),
     }) as unknown as WebSocket;
-    const user = { id: 'usr_1', sessionId: 'ses_1', tier: 'free' as const };
+    const user = {
+      id: 'usr_1',
+      sessionId: 'ses_1',
+      tier: 'free' as const,
+      profile: { name: 'Ada', email: null, createdAt: new Date(), soulId: null },
+    };
     return {
       sent,
       closes,

@@ -30,14 +30,14 @@ export class AuthController {
   @UserApi()
   @ApiOperation({ summary: 'Revoke the session of the presented token' })
   async logout(@CurrentUser() user: AuthenticatedUser): Promise<void> {
-    await this.auth.logout(user.sessionId);
+    await this.auth.logout(user);
   }
 
   @Get('v1/me')
   @UserApi()
   @ApiOperation({ summary: "The authenticated user's profile" })
-  me(@CurrentUser() user: AuthenticatedUser): Promise<MeDto> {
-    return this.users.me(user.id);
+  me(@CurrentUser() user: AuthenticatedUser): MeDto {
+    return this.users.me(user);
   }
 
   @Get('.well-known/jwks.json')

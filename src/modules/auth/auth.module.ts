@@ -9,6 +9,7 @@ import { SigningKeyEntity } from './entities/signing-key.entity';
 import { UserEntity } from './entities/user.entity';
 import { IdentityTokenVerifier } from './identity-token.verifier';
 import { OperatorUsersController } from './operator-users.controller';
+import { SessionCache } from './session-cache';
 import { Sessions } from './sessions.service';
 import { SigningKeys } from './signing-keys.service';
 import { UserAuthGuard } from './user-auth.guard';
@@ -23,7 +24,7 @@ import { UsersService } from './users.service';
 @Module({
   imports: [TypeOrmModule.forFeature([UserEntity, SessionEntity, SigningKeyEntity]), SoulModule],
   controllers: [AuthController, OperatorUsersController],
-  providers: [SigningKeys, AccessTokens, IdentityTokenVerifier, Sessions, AuthService, UsersService, UserAuthGuard],
-  exports: [AccessTokens, Sessions, SigningKeys, UsersService, UserAuthGuard],
+  providers: [SigningKeys, AccessTokens, IdentityTokenVerifier, Sessions, SessionCache, AuthService, UsersService, UserAuthGuard],
+  exports: [AccessTokens, Sessions, SessionCache, SigningKeys, UsersService, UserAuthGuard],
 })
 export class AuthModule {}

@@ -6,6 +6,7 @@ import { SoulService } from '../soul/soul.service';
 import { ACCESS_TOKEN_TTL_SECONDS, AccessTokens } from './access-tokens';
 import { LoginResultDto } from './dto/auth.dto';
 import { IdentityTokenVerifier } from './identity-token.verifier';
+import { SessionCache } from './session-cache';
 import { Sessions } from './sessions.service';
 
 /** Login: trade a verified identity provider token for the service's own access token. */
@@ -17,6 +18,7 @@ export class AuthService {
     private readonly tokens: AccessTokens,
     private readonly sessions: Sessions,
     private readonly souls: SoulService,
+    private readonly checkedSessions: SessionCache,
   ) {}
 
   async login(firebaseToken: string): Promise<LoginResultDto> {
@@ -36,6 +38,8 @@ export class AuthService {
       const session = await this.sessions.open(manager, row.id, expiresAt);
       return { user: row, sessionId: session.id };
     });
+    // A later login may have changed the name or email that checked sessions of this user carry.
+    if (!user.created) this.checkedSessions.forgetUser(user.id);
 
     return {
       token: await this.tokens.issue(user.id, sessionId, expiresAt),
@@ -44,7 +48,8 @@ export class AuthService {
     };
   }
 
-  logout(sessionId: string): Promise<void> {
-    return this.sessions.revoke(sessionId);
+  async logout(user: { id: string; sessionId: string }): Promise<void> {
+    await this.sessions.revoke(user.sessionId);
+    this.checkedSessions.forgetUser(user.id);
   }
 }

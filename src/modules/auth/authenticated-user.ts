@@ -1,11 +1,22 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { UserTier } from './entities/user.entity';
 
+/** The profile fields `/v1/me` shows, read together with the session check. */
+export interface UserProfile {
+  name: string;
+  email: string | null;
+  createdAt: Date;
+  /** null after the soul record was deleted. */
+  soulId: string | null;
+}
+
 /** What a verified user access token resolves to; set on the request by the user auth guard. */
 export interface AuthenticatedUser {
   id: string;
   sessionId: string;
   tier: UserTier;
+  /** As of the session check of this request; shared with other requests, do not modify. */
+  profile: UserProfile;
 }
 
 /** Injects the authenticated user into a controller method. */

@@ -18,12 +18,32 @@ export class Sessions {
 
   /** The user behind a live session, or null when the session is revoked, expired or its user is gone. */
   async resolve(userId: string, sessionId: string): Promise<AuthenticatedUser | null> {
-    const rows: Array<{ tier: UserTier }> = await this.dataSource.query(
-      `SELECT u.tier FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.id = $1 AND s.user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()`,
-      [sessionId, userId],
-    );
-    return rows.length === 1 ? { id: userId, sessionId, tier: rows[0].tier } : null;
+    return (await this.check(userId, sessionId))?.user ?? null;
+  }
+
+  /**
+   * `resolve`, with the session's end: one round trip for the session, its user
+   * and the profile fields `/v1/me` shows.
+   */
+  async check(userId: string, sessionId: string): Promise<{ user: AuthenticatedUser; expiresAt: Date } | null> {
+    const rows: Array<{ tier: UserTier; name: string; email: string | null; created_at: Date; soul_id: string | null; expires_at: Date }> =
+      await this.dataSource.query(
+        `SELECT u.tier, u.name, u.email, u.created_at, so.id AS soul_id, s.expires_at
+           FROM sessions s JOIN users u ON u.id = s.user_id LEFT JOIN souls so ON so.user_id = u.id
+          WHERE s.id = $1 AND s.user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()`,
+        [sessionId, userId],
+      );
+    if (rows.length !== 1) return null;
+    const [row] = rows;
+    return {
+      user: {
+        id: userId,
+        sessionId,
+        tier: row.tier,
+        profile: { name: row.name, email: row.email, createdAt: row.created_at, soulId: row.soul_id },
+      },
+      expiresAt: row.expires_at,
+    };
   }
 
   async revoke(sessionId: string): Promise<void> {

@@ -4,7 +4,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { UserRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
 import { AccessTokens, InvalidAccessToken } from './access-tokens';
 import { AuthenticatedUser } from './authenticated-user';
-import { Sessions } from './sessions.service';
+import { SessionCache } from './session-cache';
 
 const REFUSALS: Record<InvalidAccessToken['reason'], string> = {
   malformed: 'Malformed bearer token',
@@ -29,7 +29,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 export class UserAuthGuard implements CanActivate {
   constructor(
     private readonly tokens: AccessTokens,
-    private readonly sessions: Sessions,
+    private readonly sessions: SessionCache,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {

@@ -1,26 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { ApiError } from '../../common/errors/api-error';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId } from '../../common/ids';
-import { SoulService } from '../soul/soul.service';
+import { AuthenticatedUser } from './authenticated-user';
 import { MeDto, OperatorUserDto } from './dto/auth.dto';
 import { UserEntity, UserTier } from './entities/user.entity';
+import { SessionCache } from './session-cache';
 
 /** Profiles of service users. */
 @Injectable()
 export class UsersService {
   constructor(
     @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
-    private readonly souls: SoulService,
+    private readonly checkedSessions: SessionCache,
   ) {}
 
-  async me(userId: string): Promise<MeDto> {
-    // Two independent reads: run them together rather than one after the other.
-    const [user, soul] = await Promise.all([this.users.findOne({ where: { id: userId } }), this.souls.findByUser(userId)]);
-    if (!user) throw new ApiError('UNAUTHORIZED', 'This user no longer exists');
-    return { id: user.id, name: user.name, email: user.email, created_at: user.createdAt.toISOString(), soul_id: soul?.id ?? null };
+  /** The profile read with the session check of this request (see Sessions.check): no query of its own. */
+  me(user: AuthenticatedUser): MeDto {
+    const { profile } = user;
+    return { id: user.id, name: profile.name, email: profile.email, created_at: profile.createdAt.toISOString(), soul_id: profile.soulId };
   }
 
   /** Profile fields for other areas (exports, agents). */
@@ -42,6 +41,7 @@ export class UsersService {
     if (!isId(userId, 'usr')) throw new ProblemError('not_found', `No user ${userId}`);
     const result = await this.users.update({ id: userId }, { tier });
     if (!result.affected) throw new ProblemError('not_found', `No user ${userId}`);
+    this.checkedSessions.forgetUser(userId);
     const user = (await this.users.findOne({ where: { id: userId } }))!;
     return { id: user.id, name: user.name, email: user.email, tier: user.tier };
   }

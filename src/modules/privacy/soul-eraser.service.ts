@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
+import { SessionCache } from '../auth/session-cache';
 import { DomainEvents } from '../events/domain-events';
 import { SoulService } from '../soul/soul.service';
 import { DeletionResultDto } from './dto/privacy.dto';
@@ -18,6 +19,7 @@ export class SoulEraser {
     private readonly souls: SoulService,
     private readonly sections: PersonalDataSections,
     private readonly events: DomainEvents,
+    private readonly checkedSessions: SessionCache,
   ) {}
 
   /**
@@ -46,6 +48,8 @@ export class SoulEraser {
         payload: { user_id: userId, deleted_at: locked.now.toISOString(), erased },
       });
     });
+    // `/v1/me` shows soul_id from the session check: it must not show the deleted one.
+    this.checkedSessions.forgetUser(userId);
     return { deleted: true, message: SOUL_DELETED_MESSAGE };
   }
 }

@@ -4,6 +4,7 @@ import { Providers1764000500000 } from './1764000500000-Providers';
 import { Packages1764000600000 } from './1764000600000-Packages';
 import { Webhooks1764000700000 } from './1764000700000-Webhooks';
 import { RuntimeBridge1764000800000 } from './1764000800000-RuntimeBridge';
+import { SessionCacheInvalidation1764000900000 } from './1764000900000-SessionCacheInvalidation';
 
 /**
  * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
@@ -16,4 +17,5 @@ export const MIGRATIONS = [
   Packages1764000600000,
   Webhooks1764000700000,
   RuntimeBridge1764000800000,
+  SessionCacheInvalidation1764000900000,
 ];
