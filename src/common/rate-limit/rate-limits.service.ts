@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { APP_CONFIG } from '../../config/config.module';
@@ -51,39 +51,82 @@ function platformWindows(config: AppConfig): Window[] {
   ];
 }
 
+/** One fixed window of a rule, counted in Redis under `<keyPrefix>:<key>` (the key layout of rate-limiter-flexible). */
+interface CountedWindow extends Window {
+  name: string;
+  keyPrefix: string;
+  /** Counts in this process alone while Redis cannot be reached. */
+  insurance: RateLimiterMemory;
+}
+
 /**
- * Fixed-window counters in Redis (rate-limiter-flexible), atomic across api
- * instances. If Redis is unreachable each instance falls back to an in-memory
- * limiter with the same rules rather than failing every request.
+ * Counts one request in every window of a rule in one round trip: per window,
+ * the counter is created with its expiry if missing, incremented, and its
+ * remaining lifetime read (what rate-limiter-flexible's script does for one).
+ * Returns consumed and pttl for each key in turn.
+ */
+const COUNT_WINDOWS_LUA = `
+local out = {}
+for i, key in ipairs(KEYS) do
+  local duration = tonumber(ARGV[i])
+  redis.call('set', key, 0, 'EX', duration, 'NX')
+  local consumed = redis.call('incrby', key, 1)
+  local ttl = redis.call('pttl', key)
+  if ttl == -1 then
+    redis.call('expire', key, duration)
+    ttl = 1000 * duration
+  end
+  out[2 * i - 1] = consumed
+  out[2 * i] = ttl
+end
+return out`;
+
+type WindowCounter = Redis & { countRateWindows(keyCount: number, ...keysThenDurations: Array<string | number>): Promise<number[]> };
+
+/**
+ * Fixed-window counters in Redis, atomic across api instances; the windows of
+ * one rule (minute and day, burst and sustained) are counted by one script in
+ * one round trip. If Redis is unreachable each instance falls back to an
+ * in-memory limiter with the same rules rather than failing every request.
  */
 @Injectable()
 export class RateLimits {
-  private readonly logger = new Logger(RateLimits.name);
-  private readonly tiers: Record<Tier, RateLimiterAbstract[]>;
-  private readonly address: RateLimiterAbstract;
-  private readonly platform: RateLimiterAbstract[];
+  private readonly tiers: Record<Tier, CountedWindow[]>;
+  private readonly address: CountedWindow[];
+  private readonly platform: CountedWindow[];
+  private readonly redis: WindowCounter;
 
   private readonly make: (name: string, window: Window) => RateLimiterAbstract;
   private readonly custom = new Map<string, RateLimiterAbstract>();
 
   constructor(@Inject(REDIS) redis: Redis, @Inject(APP_CONFIG) config: AppConfig) {
-    const make = (name: string, window: Window) =>
+    if (!('countRateWindows' in redis)) {
+      redis.defineCommand('countRateWindows', { lua: COUNT_WINDOWS_LUA });
+    }
+    this.redis = redis as WindowCounter;
+    const window = (rule: string, name: string, w: Window): CountedWindow => ({
+      ...w,
+      name,
+      keyPrefix: `${config.redisPrefix}:rl:${rule}`,
+      insurance: new RateLimiterMemory({ points: w.points, duration: w.duration }),
+    });
+    const windows = tierWindows(config);
+    const userWindow = (rule: string) => (w: Window, i: number) => window(`${rule}:${i}`, ['minute', 'day'][i], w);
+    this.tiers = {
+      free: windows.free.map(userWindow('free')),
+      pro: windows.pro.map(userWindow('pro')),
+      enterprise: windows.enterprise.map(userWindow('ent')),
+    };
+    this.address = [window('addr', 'minute', { points: config.anonymousPerMinute, duration: 60 })];
+    this.platform = platformWindows(config).map((w, i) => window(`plat:${i}`, ['burst', 'sustained'][i], w));
+    this.make = (name: string, w: Window) =>
       new RateLimiterRedis({
         storeClient: redis,
         keyPrefix: `${config.redisPrefix}:rl:${name}`,
-        points: window.points,
-        duration: window.duration,
-        insuranceLimiter: new RateLimiterMemory({ points: window.points, duration: window.duration }),
+        points: w.points,
+        duration: w.duration,
+        insuranceLimiter: new RateLimiterMemory({ points: w.points, duration: w.duration }),
       });
-    const windows = tierWindows(config);
-    this.tiers = {
-      free: windows.free.map((w, i) => make(`free:${i}`, w)),
-      pro: windows.pro.map((w, i) => make(`pro:${i}`, w)),
-      enterprise: windows.enterprise.map((w, i) => make(`ent:${i}`, w)),
-    };
-    this.address = make('addr', { points: config.anonymousPerMinute, duration: 60 });
-    this.platform = platformWindows(config).map((w, i) => make(`plat:${i}`, w));
-    this.make = make;
   }
 
   /** A named limiter for a special rule (login failures, resend of a link), created once and shared. */
@@ -98,49 +141,59 @@ export class RateLimits {
   }
 
   consumeForUser(userId: string, tier: Tier): Promise<RateDecision> {
-    return this.consume(this.tiers[tier], userId, ['minute', 'day']);
+    return this.consume(this.tiers[tier], userId);
   }
 
   consumeForAddress(address: string): Promise<RateDecision> {
-    return this.consume([this.address], address, ['minute']);
+    return this.consume(this.address, address);
   }
 
   /** Provider platform calls, keyed by app id (app tokens) or developer id (console tokens). */
   consumeForPlatform(key: string): Promise<RateDecision> {
-    return this.consume(this.platform, key, ['burst', 'sustained']);
+    return this.consume(this.platform, key);
   }
 
   /**
-   * Counts against every window (minute, then day). The headers describe the
-   * window with the fewest requests left, which is the one that will refuse first.
+   * Counts against every window. A request refused by one window still counts
+   * in the others, as with any fixed-window limiter checked all at once; the
+   * refusal is what the caller sees. The headers describe the window with the
+   * fewest requests left, which is the one that will refuse first.
    */
-  private async consume(limiters: RateLimiterAbstract[], key: string, names: string[]): Promise<RateDecision> {
-    // All windows are counted at once (one Redis round trip of latency instead of one per window).
-    // A request refused by one window still counts in the others, as with any fixed-window limiter
-    // that is checked in parallel; the refusal is what the caller sees.
-    const outcomes = await Promise.all(
-      limiters.map(async (limiter) => {
-        try {
-          return { allowed: true, result: await limiter.consume(key) };
-        } catch (rejection) {
-          if (!(rejection instanceof RateLimiterRes)) {
-            this.logger.error({ err: rejection }, 'rate limiter failed');
-            throw rejection;
-          }
-          return { allowed: false, result: rejection };
-        }
-      }),
-    );
-    const decisions: RateDecision[] = outcomes.map(({ allowed, result }, index) => ({
-      allowed,
-      window: names[index],
-      limit: limiters[index].points,
-      remaining: Math.max(0, result.remainingPoints),
-      resetAt: Math.ceil((Date.now() + result.msBeforeNext) / 1000),
-      retryAfter: Math.max(1, Math.ceil(result.msBeforeNext / 1000)),
+  private async consume(windows: CountedWindow[], key: string): Promise<RateDecision> {
+    const counted = await this.count(windows, key);
+    const decisions: RateDecision[] = counted.map(({ consumed, msBeforeNext }, index) => ({
+      allowed: consumed <= windows[index].points,
+      window: windows[index].name,
+      limit: windows[index].points,
+      remaining: Math.max(0, windows[index].points - consumed),
+      resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
+      retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
     }));
     const refused = decisions.find((d) => !d.allowed);
     if (refused) return refused;
     return decisions.reduce((tightest, d) => (d.remaining < tightest.remaining ? d : tightest));
+  }
+
+  private async count(windows: CountedWindow[], key: string): Promise<Array<{ consumed: number; msBeforeNext: number }>> {
+    let reply: number[];
+    try {
+      reply = await this.redis.countRateWindows(
+        windows.length,
+        ...windows.map((w) => `${w.keyPrefix}:${key}`),
+        ...windows.map((w) => w.duration),
+      );
+    } catch {
+      // Redis is away: count in this process (the Redis client reports the outage once).
+      return Promise.all(
+        windows.map(async (w) => {
+          const result = await w.insurance.consume(key).catch((refusal: unknown) => {
+            if (refusal instanceof RateLimiterRes) return refusal;
+            throw refusal;
+          });
+          return { consumed: result.consumedPoints, msBeforeNext: result.msBeforeNext };
+        }),
+      );
+    }
+    return windows.map((_w, i) => ({ consumed: Number(reply[2 * i]), msBeforeNext: Number(reply[2 * i + 1]) }));
   }
 }
