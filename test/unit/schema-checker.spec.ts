@@ -1,4 +1,4 @@
-import { checkSchema, jsonPath } from '../../src/modules/packages/schema-checker';
+import { cachedValidatorFor, checkSchema, jsonPath } from '../../src/modules/packages/schema-checker';
 
 const base = { type: 'object', properties: { amount: { type: 'number', minimum: 0, description: 'Amount' } }, required: ['amount'] };
 
@@ -62,5 +62,17 @@ describe('capability schema checker', () => {
 
   it('writes JSONPath with brackets for unusual names', () => {
     expect(jsonPath(['properties', 'first name', 'items', 0])).toBe("$.properties['first name'].items[0]");
+  });
+});
+
+describe('cachedValidatorFor', () => {
+  const schema = () => ({ type: 'object', properties: { n: { type: 'number' } }, required: ['n'] });
+
+  it('compiles equal schemas once, even as different objects, and validates like validatorFor', () => {
+    const validate = cachedValidatorFor(schema());
+    expect(cachedValidatorFor(schema())).toBe(validate);
+    expect(validate({ n: 1 })).toEqual({ valid: true, errors: [] });
+    expect(validate({ n: 'x' })).toEqual({ valid: false, errors: ['/n must be number'] });
+    expect(cachedValidatorFor({ ...schema(), required: [] })).not.toBe(validate);
   });
 });

@@ -1,6 +1,7 @@
 import Ajv from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { LruMap } from '../../common/cache/lru-map';
 import { JsonSchema } from './capability-descriptor';
 
 /** Why a schema was refused, and where: a JSONPath into the schema such as `$.properties.amount`. */
@@ -279,4 +280,22 @@ export function validatorFor(schema: JsonSchema): (data: unknown) => { valid: bo
     const valid = validate(data);
     return { valid, errors: valid ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`.trim()) };
   };
+}
+
+/** Compiled validators by schema text; compiling costs milliseconds, a lookup microseconds. */
+const compiled = new LruMap<string, ReturnType<typeof validatorFor>>(512);
+
+/**
+ * `validatorFor`, compiled once per distinct schema and reused: for hot paths
+ * (every runtime answer, every inbound webhook) whose schemas come from
+ * freshly parsed rows, so an object identity cache would never hit.
+ */
+export function cachedValidatorFor(schema: JsonSchema): (data: unknown) => { valid: boolean; errors: string[] } {
+  const key = JSON.stringify(schema);
+  let validate = compiled.get(key);
+  if (!validate) {
+    validate = validatorFor(schema);
+    compiled.set(key, validate);
+  }
+  return validate;
 }

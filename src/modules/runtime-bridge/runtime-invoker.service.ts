@@ -3,7 +3,7 @@ import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import type { ExecutionTarget } from '../marketplace/installs.service';
 import { CapabilityDescriptor, CapabilityMode } from '../packages/capability-descriptor';
-import { validatorFor } from '../packages/schema-checker';
+import { cachedValidatorFor } from '../packages/schema-checker';
 import { PlatformTokens } from '../providers/auth/platform-tokens';
 import { APP_TIER, MAX_RETRIES, retryDelayMs, TIER_LIMITS } from './bridge-limits';
 import { ExecutionFailure, RUNTIME_CODE_PROBLEMS } from './execution-failure';
@@ -28,8 +28,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 @Injectable()
 export class RuntimeInvoker {
-  private readonly validators = new WeakMap<object, ReturnType<typeof validatorFor>>();
-
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tokens: PlatformTokens,
@@ -180,7 +178,7 @@ export class RuntimeInvoker {
     }
     // Degraded answers carry partial data by definition: pass them on, marked, without the strict schema check.
     if (degraded || !capability.responseSchema) return;
-    const validate = this.validator(capability.responseSchema);
+    const validate = cachedValidatorFor(capability.responseSchema);
     for (const [index, item] of objects.entries()) {
       const outcome = validate(item);
       if (!outcome.valid) {
@@ -189,14 +187,5 @@ export class RuntimeInvoker {
         });
       }
     }
-  }
-
-  private validator(schema: Record<string, unknown>) {
-    let validate = this.validators.get(schema);
-    if (!validate) {
-      validate = validatorFor(schema);
-      this.validators.set(schema, validate);
-    }
-    return validate;
   }
 }

@@ -6,7 +6,7 @@ import { ProblemError } from '../../common/errors/problem-error';
 import { newId } from '../../common/ids';
 import { DomainEvents } from '../events/domain-events';
 import { PackagesService } from '../packages/packages.service';
-import { validatorFor } from '../packages/schema-checker';
+import { cachedValidatorFor } from '../packages/schema-checker';
 import { WebhookProfiles } from './webhook-profiles.service';
 import { verifySpecSignature } from './webhook-signature';
 
@@ -61,7 +61,7 @@ export class InboundWebhooks {
       throw new ProblemError('invalid_format', `event "${String(body.event)}" is not registered by this app's packages`, {
         field: 'event',
       });
-    const check = validatorFor(registered.schema)(body.data);
+    const check = cachedValidatorFor(registered.schema)(body.data);
     if (!check.valid) {
       throw new ProblemError(
         'invalid_format',
