@@ -36,4 +36,18 @@ export class DomainEvents {
     await manager.query(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, id]);
     return { id, type: event.type, payload: event.payload, createdAt: rows[0].created_at };
   }
+
+  /**
+   * The event as parts of a single statement, for a change that is itself one
+   * statement: `WITH change AS (…), <cte> SELECT <select>`. A statement is its
+   * own transaction, so the event exists exactly when the change does, as with
+   * `record`, in one round trip instead of four. Parameters start at `$<first>`.
+   */
+  inStatement(event: DomainEventInput, first: number): { cte: string; select: string; params: unknown[] } {
+    return {
+      cte: `recorded_event AS (INSERT INTO events (id, type, payload) VALUES ($${first}, $${first + 1}, $${first + 2}))`,
+      select: `pg_notify('${EVENTS_CHANNEL}', $${first})`,
+      params: [newId('evt'), event.type, JSON.stringify(event.payload)],
+    };
+  }
 }

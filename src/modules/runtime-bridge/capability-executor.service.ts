@@ -141,16 +141,19 @@ export class CapabilityExecutor {
     }
     const body = { capability: capability.name, mode: 'state', params, context };
     const success = await this.invoke(requestId, clock, target, capability, trigger, body, { 'X-Service-User-Id': target.user_id });
-    const stored = await this.cache.store(target.install_id, capability.name, {
-      data: success.body.data as Record<string, unknown>,
-      params,
-      ttl: typeof success.body.ttl === 'number' ? success.body.ttl : 0,
-      metadata: success.body.metadata,
-      fetchedAt: new Date().toISOString(),
-      degraded: success.status === 'degraded',
-      source: 'state',
-    });
-    await this.finish(requestId, clock, target, capability, trigger, success);
+    // The cached copy (Redis) and the trace (PostgreSQL) do not depend on each other: write both at once.
+    const [stored] = await Promise.all([
+      this.cache.store(target.install_id, capability.name, {
+        data: success.body.data as Record<string, unknown>,
+        params,
+        ttl: typeof success.body.ttl === 'number' ? success.body.ttl : 0,
+        metadata: success.body.metadata,
+        fetchedAt: new Date().toISOString(),
+        degraded: success.status === 'degraded',
+        source: 'state',
+      }),
+      this.finish(requestId, clock, target, capability, trigger, success),
+    ]);
     return {
       httpStatus: 200,
       body: {

@@ -71,34 +71,43 @@ export class ExecutionTraces {
     );
   }
 
+  /**
+   * One statement: the trace row and, when the runtime was invoked, its event.
+   * Only action traces wait for the commit to reach disk; the others commit
+   * asynchronously (`synchronous_commit` off for this transaction alone): they
+   * are visible to everyone at once and stay atomic, but a PostgreSQL crash may
+   * lose the last fraction of a second of them (see docs/decisions.md).
+   */
   async record(input: TraceInput): Promise<void> {
     input.clock.close();
     const durationMs = input.clock.elapsedMs;
     const { target } = input;
-    await this.dataSource.transaction(async (manager) => {
-      await manager.query(
-        `INSERT INTO capability_executions (id, install_id, user_id, app_id, package_id, capability, mode, trigger, outcome,
-                                            error_code, error_message, attempts, retries_exhausted, phases, duration_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-        [
-          input.requestId,
-          target.install_id,
-          target.user_id,
-          target.app_id,
-          target.package_id,
-          input.capability,
-          input.mode,
-          input.trigger,
-          input.outcome,
-          input.error?.code ?? null,
-          input.error?.message ?? null,
-          input.attempts,
-          input.error?.retriesExhausted ?? false,
-          JSON.stringify(input.clock.phases),
-          durationMs,
-        ],
-      );
-      if (input.outcome === 'cached' || input.outcome === 'pending') return;
+    const params: unknown[] = [
+      input.requestId,
+      target.install_id,
+      target.user_id,
+      target.app_id,
+      target.package_id,
+      input.capability,
+      input.mode,
+      input.trigger,
+      input.outcome,
+      input.error?.code ?? null,
+      input.error?.message ?? null,
+      input.attempts,
+      input.error?.retriesExhausted ?? false,
+      JSON.stringify(input.clock.phases),
+      durationMs,
+      input.mode === 'action' ? 'on' : 'off',
+    ];
+    const ctes = [
+      `trace AS (INSERT INTO capability_executions (id, install_id, user_id, app_id, package_id, capability, mode, trigger, outcome,
+                                                    error_code, error_message, attempts, retries_exhausted, phases, duration_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15))`,
+    ];
+    const selects = [`set_config('synchronous_commit', $16, true)`];
+    // Cache hits and pending confirmations invoked no runtime: no event.
+    if (input.outcome !== 'cached' && input.outcome !== 'pending') {
       const common = {
         capability_name: input.capability,
         mode: input.mode,
@@ -107,20 +116,27 @@ export class ExecutionTraces {
         request_id: input.requestId,
         duration_ms: durationMs,
       };
-      await this.events.record(manager, {
-        type: input.error ? CAPABILITY_EVENTS.failed : CAPABILITY_EVENTS.invoked,
-        payload: {
-          app_id: target.app_id,
-          data: input.error
-            ? {
-                ...common,
-                error_code: input.error.code,
-                error_message: input.error.message,
-                retries_exhausted: input.error.retriesExhausted,
-              }
-            : { ...common, status: input.outcome },
+      const event = this.events.inStatement(
+        {
+          type: input.error ? CAPABILITY_EVENTS.failed : CAPABILITY_EVENTS.invoked,
+          payload: {
+            app_id: target.app_id,
+            data: input.error
+              ? {
+                  ...common,
+                  error_code: input.error.code,
+                  error_message: input.error.message,
+                  retries_exhausted: input.error.retriesExhausted,
+                }
+              : { ...common, status: input.outcome },
+          },
         },
-      });
-    });
+        params.length + 1,
+      );
+      ctes.push(event.cte);
+      selects.push(event.select);
+      params.push(...event.params);
+    }
+    await this.dataSource.query(`WITH ${ctes.join(', ')} SELECT ${selects.join(', ')}`, params);
   }
 }
