@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from 'jose';
+import { LruMap } from '../../../common/cache/lru-map';
 import { ProblemError } from '../../../common/errors/problem-error';
 import { APP_CONFIG } from '../../../config/config.module';
 import type { AppConfig } from '../../../config/app-config';
@@ -17,6 +18,14 @@ export type PlatformClaims =
 /** JWTs of the provider platform, signed with the service key (verifiable at /.well-known/jwks.json). */
 @Injectable()
 export class PlatformTokens {
+  /**
+   * Tokens that passed verification, until their `exp` (keyed by the whole
+   * token, signature included; keys, issuer and audiences are fixed for the
+   * life of the process). Sessions, apps and suspensions are still checked on
+   * every call by the guard.
+   */
+  private readonly verified = new LruMap<string, PlatformClaims>(10_000);
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly keys: SigningKeys,
@@ -43,6 +52,16 @@ export class PlatformTokens {
 
   /** Verifies a platform bearer token; expired → `token_expired`, anything else wrong → `invalid_token`. */
   async verify(token: string): Promise<PlatformClaims> {
+    const known = this.verified.get(token);
+    if (known && known.exp * 1000 > Date.now()) return known;
+    if (known) this.verified.delete(token);
+    const claims = await this.verifyAfresh(token);
+    if (claims.kind === 'app') Object.freeze(claims.scopes);
+    this.verified.set(token, Object.freeze(claims));
+    return claims;
+  }
+
+  private async verifyAfresh(token: string): Promise<PlatformClaims> {
     const invalid = new ProblemError(
       'invalid_token',
       'The bearer token is not valid',
