@@ -48,17 +48,21 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
   // The gateway shares the HTTP server: upgrades to /v1/gateway become WebSockets (see modules/gateway).
   app.useWebSocketAdapter(new WsAdapter(app));
 
+  // Hooks in callback style: they run on every request, and an async hook costs a promise each time.
   const fastify = app.getHttpAdapter().getInstance();
-  fastify.addHook('onRequest', async (request, reply) => {
+  fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
+    done();
   });
   // Deeply nested JSON (thousands of levels) would overflow the stack of the recursive validation pipe: refuse it first.
-  fastify.addHook('preValidation', async (request) => {
-    if (nestedDeeperThan(request.body, MAX_BODY_DEPTH)) throw new BodyTooDeepError();
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    if (request.body !== undefined && nestedDeeperThan(request.body, MAX_BODY_DEPTH)) return done(new BodyTooDeepError());
+    done();
   });
   const drain = app.get(HttpDrain);
-  fastify.addHook('onSend', async (_request, reply) => {
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     if (drain.draining) void reply.header('connection', 'close');
+    done(null, payload);
   });
 
   app.useGlobalPipes(

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { IncomingMessage } from 'node:http';
+import { hostname } from 'node:os';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './infra/database/database.module';
@@ -43,7 +44,8 @@ export class CoreModule {
             redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
             // Fastify assigned the id (see http-server.ts); reuse it so logs and the header agree.
             genReqId: (req: IncomingMessage) => (req as IncomingMessage & { id: string }).id,
-            customProps: () => ({ role: config.role }),
+            // The role is bound once on the root logger rather than per request (customProps makes a child logger per request).
+            base: { pid: process.pid, hostname: hostname(), role: config.role },
             serializers: {
               req: (req: { id: string; method: string; url: string }) => ({
                 id: req.id,
