@@ -12,7 +12,7 @@ import { ExecutionFailure } from './execution-failure';
 import { ExecutionTraces, PhaseClock } from './execution-traces.service';
 import { RealtimeSubscriptions } from './realtime-subscriptions.service';
 import { RuntimeInvoker } from './runtime-invoker.service';
-import { StateCache } from './state-cache';
+import { CachedState, StateCache } from './state-cache';
 
 /** Who asked for an execution: a signed-in user on their install, or an app with `capabilities:execute`. */
 export type CapabilityCaller = { kind: 'user'; userId: string } | { kind: 'app'; appId: string };
@@ -50,6 +50,10 @@ export class CapabilityExecutor {
     const capability = target.capabilities.find((c) => c.name === capabilityName);
     if (!capability)
       throw new ProblemError('not_found', `Package ${packageId} has no capability ${capabilityName} in the installed version`);
+    // The cached copy of a state capability is read while the limit is counted (one Redis round trip of latency, not two);
+    // it is only used once the limit has admitted the call.
+    const cached = capability.type === 'state' ? this.cache.get(target.install_id, capability.name) : undefined;
+    cached?.catch(() => undefined);
     await this.consumeLimit(target, capability);
 
     clock.enter('resolve');
@@ -61,7 +65,7 @@ export class CapabilityExecutor {
     };
     switch (capability.type) {
       case 'state':
-        return this.state(requestId, clock, target, capability, input.params ?? {}, context, 'api');
+        return this.state(requestId, clock, target, capability, input.params ?? {}, context, 'api', cached);
       case 'history':
         return this.history(requestId, clock, target, capability, input.params ?? {}, context);
       case 'action': {
@@ -111,8 +115,10 @@ export class CapabilityExecutor {
     params: Record<string, unknown>,
     context: Record<string, string>,
     trigger: 'api' | 'poll',
+    /** The cached copy, already being read by the caller (API calls); polls always call the runtime. */
+    cachedRead?: Promise<CachedState | undefined>,
   ) {
-    const cached = trigger === 'api' ? await this.cache.get(target.install_id, capability.name) : undefined;
+    const cached = await cachedRead;
     if (StateCache.isFresh(cached, params)) {
       clock.enter('deliver');
       await this.traces.record({
