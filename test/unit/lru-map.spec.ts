@@ -13,6 +13,18 @@ describe('LruMap', () => {
     expect(map.size).toBe(2);
   });
 
+  it('keeps entries that are read often while others come and go', () => {
+    const map = new LruMap<string, number>(8);
+    map.set('hot', 0);
+    for (let i = 0; i < 100; i += 1) {
+      map.set(`cold-${i}`, i);
+      expect(map.get('hot')).toBe(0);
+    }
+    expect(map.size).toBe(8);
+    expect(map.get('cold-91')).toBeUndefined();
+    expect(map.get('cold-99')).toBe(99);
+  });
+
   it('replaces a value without growing', () => {
     const map = new LruMap<string, number>(2);
     map.set('a', 1);
