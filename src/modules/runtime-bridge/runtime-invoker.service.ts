@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { LruMap } from '../../common/cache/lru-map';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import type { ExecutionTarget } from '../marketplace/installs.service';
@@ -22,24 +23,45 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Phase three (invoke) and the envelope half of phase four (deliver) of the
  * execution lifecycle: calls `POST <runtimeUrl>/capabilities/<name>/execute`
- * with a freshly minted install token and the contract headers, applies the
+ * with an install token and the contract headers, applies the
  * retry semantics of the runtime error envelope, and checks the success
  * envelope and the declared response schema.
  */
 @Injectable()
 export class RuntimeInvoker {
+  /**
+   * Install tokens already minted, reused while at least half their lifetime
+   * remains: an ES256 signature costs more CPU than the rest of a call's
+   * preparation. Kept in memory only, per install, user, app and scopes.
+   */
+  private readonly minted = new LruMap<string, { token: string; reuseUntil: number }>(10_000);
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tokens: PlatformTokens,
   ) {}
 
-  /** The install (user-delegated) access token the runtime receives; short-lived, minted per call, never stored. */
-  installToken(target: ExecutionTarget): Promise<string> {
-    const expiresAt = new Date(Date.now() + this.tokens.ttlSeconds * 1000);
-    return this.tokens.forApp({ id: target.app_id, developerId: target.developer_id }, target.scopes, expiresAt, {
-      userId: target.user_id,
-      installId: target.install_id,
-    });
+  /**
+   * The install (user-delegated) access token the runtime receives: short-lived,
+   * never persisted or logged. `fresh` mints a new one (after `AUTH_EXPIRED`).
+   */
+  async installToken(target: ExecutionTarget, options: { fresh?: boolean } = {}): Promise<string> {
+    const key = [target.install_id, target.user_id, target.app_id, target.developer_id, target.scopes.join(' ')].join('\n');
+    const now = Date.now();
+    const known = options.fresh ? undefined : this.minted.get(key);
+    if (known && known.reuseUntil > now) return known.token;
+    const lifetimeMs = this.tokens.ttlSeconds * 1000;
+    const token = await this.tokens.forApp(
+      { id: target.app_id, developerId: target.developer_id },
+      target.scopes,
+      new Date(now + lifetimeMs),
+      {
+        userId: target.user_id,
+        installId: target.install_id,
+      },
+    );
+    this.minted.set(key, { token, reuseUntil: now + lifetimeMs / 2 });
+    return token;
   }
 
   async execute(
@@ -101,7 +123,7 @@ export class RuntimeInvoker {
         if (code === 'AUTH_EXPIRED' && !refreshed) {
           // The install's token expired at the runtime (clock skew, revocation there): mint a fresh one and retry once.
           refreshed = true;
-          token = await this.installToken(target);
+          token = await this.installToken(target, { fresh: true });
           continue;
         }
         if (code === 'AUTH_EXPIRED') {
