@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { LruMap } from '../../common/cache/lru-map';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { ApiError } from '../../common/errors/api-error';
 import { isId, newId } from '../../common/ids';
@@ -47,11 +48,21 @@ export interface ExecutionTarget {
   capabilities: CapabilityDescriptor[];
 }
 
+/** The installed version's capabilities come from `capabilitiesOf`, not from this query. */
 const TARGET_SELECT = `SELECT i.id AS install_id, i.user_id, i.package_id, p.name AS package_name, i.app_id, p.developer_id, i.scopes,
          p.runtime_url, (p.suspended_at IS NOT NULL) AS package_suspended, (d.status = 'suspended') AS developer_suspended,
-         v.capabilities
-    FROM installs i JOIN packages p ON p.id = i.package_id JOIN package_versions v ON v.id = i.version_id
-    JOIN developers d ON d.id = p.developer_id`;
+         i.version_id
+    FROM installs i JOIN packages p ON p.id = i.package_id JOIN developers d ON d.id = p.developer_id`;
+
+type TargetRow = Omit<ExecutionTarget, 'capabilities'> & { version_id: string };
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
 
 export function toInstallDto(row: InstallRow) {
   return {
@@ -81,6 +92,8 @@ export class InstallsService {
     private readonly secretBox: SecretBox,
     private readonly events: DomainEvents,
   ) {}
+
+  private readonly versionCapabilities = new LruMap<string, CapabilityDescriptor[]>(2_000);
 
   /** Installs the published version; installing an installed package answers the existing install. */
   async install(
@@ -168,21 +181,50 @@ export class InstallsService {
   async executionTarget(by: { installId: string } | { userId: string; packageId: string }): Promise<ExecutionTarget | undefined> {
     if ('installId' in by && !isId(by.installId, 'inst')) return undefined;
     if ('packageId' in by && !isId(by.packageId, 'pkg')) return undefined;
-    const [row]: ExecutionTarget[] =
+    const rows: TargetRow[] =
       'installId' in by
         ? await this.dataSource.query(`${TARGET_SELECT} WHERE i.id = $1 AND i.status = 'active'`, [by.installId])
         : await this.dataSource.query(`${TARGET_SELECT} WHERE i.user_id = $1 AND i.package_id = $2 AND i.status = 'active'`, [
             by.userId,
             by.packageId,
           ]);
-    return row;
+    return (await this.withCapabilities(rows))[0];
   }
 
   /** Active installs (optionally of one user) with their capabilities, for surfaces and the worker's schedulers. */
   async activeTargets(userId?: string): Promise<ExecutionTarget[]> {
-    return userId
-      ? this.dataSource.query(`${TARGET_SELECT} WHERE i.user_id = $1 AND i.status = 'active' ORDER BY i.created_at, i.id`, [userId])
-      : this.dataSource.query(`${TARGET_SELECT} WHERE i.status = 'active' ORDER BY i.created_at, i.id`);
+    const rows: TargetRow[] = userId
+      ? await this.dataSource.query(`${TARGET_SELECT} WHERE i.user_id = $1 AND i.status = 'active' ORDER BY i.created_at, i.id`, [userId])
+      : await this.dataSource.query(`${TARGET_SELECT} WHERE i.status = 'active' ORDER BY i.created_at, i.id`);
+    return this.withCapabilities(rows);
+  }
+
+  /**
+   * A version's capabilities never change once the version exists (a change is
+   * a new version), so they are read once per version and kept, frozen and
+   * shared, instead of parsing the same descriptors (schemas included) on every
+   * runtime call.
+   */
+  private async withCapabilities(rows: TargetRow[]): Promise<ExecutionTarget[]> {
+    const found = new Map<string, CapabilityDescriptor[]>();
+    const missing: string[] = [];
+    for (const { version_id } of rows) {
+      const known = this.versionCapabilities.get(version_id);
+      if (known) found.set(version_id, known);
+      else if (!missing.includes(version_id)) missing.push(version_id);
+    }
+    if (missing.length > 0) {
+      const read: Array<{ id: string; capabilities: CapabilityDescriptor[] }> = await this.dataSource.query(
+        `SELECT id, capabilities FROM package_versions WHERE id = ANY($1::text[])`,
+        [missing],
+      );
+      for (const { id, capabilities } of read) {
+        deepFreeze(capabilities);
+        this.versionCapabilities.set(id, capabilities);
+        found.set(id, capabilities);
+      }
+    }
+    return rows.map(({ version_id, ...target }) => ({ ...target, capabilities: found.get(version_id)! }));
   }
 
   private async ownedForUpdate(manager: EntityManager, userId: string, installId: string): Promise<InstallRow> {
