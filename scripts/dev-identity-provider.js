@@ -16,6 +16,7 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- plain node script */
 const { createServer } = require('node:http');
 const { randomUUID } = require('node:crypto');
+const { URL } = require('node:url');
 const { exportJWK, generateKeyPair, SignJWT } = require('jose');
 
 const PORT = Number(process.env.DEV_IDP_PORT ?? 9099);

@@ -65,12 +65,8 @@ export class AccessTokens {
    * `InvalidAccessToken`. The returned claims are shared: do not modify them.
    */
   async verify(token: string): Promise<AccessTokenClaims> {
-    const known = this.verified.get(token);
-    if (known) {
-      if (known.exp * 1000 > Date.now()) return known;
-      this.verified.delete(token);
-      throw new InvalidAccessToken('expired');
-    }
+    const known = this.recall(token);
+    if (known) return known;
     let kid: string | undefined;
     try {
       kid = decodeProtectedHeader(token).kid;
@@ -91,6 +87,21 @@ export class AccessTokens {
     }
     if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number')
       throw new InvalidAccessToken('claims');
+    return this.remember(token, payload as unknown as AccessTokenClaims);
+  }
+
+  /** The claims of a token verified earlier in this process (here or by the HTTP guard's passport-jwt), until its `exp`. */
+  recall(token: string): AccessTokenClaims | undefined {
+    const known = this.verified.get(token);
+    if (!known) return undefined;
+    if (known.exp * 1000 > Date.now()) return known;
+    // Expired since: forget it and let a full verification give the precise refusal.
+    this.verified.delete(token);
+    return undefined;
+  }
+
+  /** Remembers a token whose signature, issuer, audience and expiry were just verified; returns its frozen claims. */
+  remember(token: string, payload: AccessTokenClaims): AccessTokenClaims {
     const claims: AccessTokenClaims = Object.freeze({ sub: payload.sub, sid: payload.sid, exp: payload.exp });
     this.verified.set(token, claims);
     return claims;

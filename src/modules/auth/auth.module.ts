@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SoulModule } from '../soul/soul.module';
 import { AccessTokens } from './access-tokens';
@@ -13,6 +14,7 @@ import { SessionCache } from './session-cache';
 import { Sessions } from './sessions.service';
 import { SigningKeys } from './signing-keys.service';
 import { UserAuthGuard } from './user-auth.guard';
+import { UserJwtStrategy } from './user-jwt.strategy';
 import { UsersService } from './users.service';
 
 /**
@@ -22,9 +24,19 @@ import { UsersService } from './users.service';
  */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([UserEntity, SessionEntity, SigningKeyEntity]), SoulModule],
+  imports: [TypeOrmModule.forFeature([UserEntity, SessionEntity, SigningKeyEntity]), PassportModule, SoulModule],
   controllers: [AuthController, OperatorUsersController],
-  providers: [SigningKeys, AccessTokens, IdentityTokenVerifier, Sessions, SessionCache, AuthService, UsersService, UserAuthGuard],
+  providers: [
+    SigningKeys,
+    AccessTokens,
+    IdentityTokenVerifier,
+    Sessions,
+    SessionCache,
+    AuthService,
+    UsersService,
+    UserJwtStrategy,
+    UserAuthGuard,
+  ],
   exports: [AccessTokens, Sessions, SessionCache, SigningKeys, UsersService, UserAuthGuard],
 })
 export class AuthModule {}

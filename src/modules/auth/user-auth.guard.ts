@@ -1,18 +1,12 @@
-import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
+import { applyDecorators, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
+import { AuthGuard } from '@nestjs/passport';
 import { ApiBearerAuth } from '@nestjs/swagger';
 import { ApiError } from '../../common/errors/api-error';
 import { UserRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
-import { AccessTokens, InvalidAccessToken } from './access-tokens';
+import { AccessTokens } from './access-tokens';
 import { AuthenticatedUser } from './authenticated-user';
 import { SessionCache } from './session-cache';
-
-const REFUSALS: Record<InvalidAccessToken['reason'], string> = {
-  malformed: 'Malformed bearer token',
-  unknown_key: 'Bearer token was signed with an unknown key',
-  expired: 'The access token has expired; log in again',
-  claims: 'Bearer token lacks its claims',
-  invalid: 'The bearer token is not valid',
-};
+import { USER_JWT } from './user-jwt.strategy';
 
 /** The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), or undefined. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -22,31 +16,42 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 /**
  * Authenticates user API requests: a valid service access token whose session
- * is live and whose user still exists. Failures become `401 UNAUTHORIZED` with
- * a reason. Sets `request.user`.
+ * is live and whose user still exists. A token this process verified before is
+ * recalled (until its `exp`) and only its session is checked; any other goes
+ * through passport-jwt (UserJwtStrategy). Failures become `401 UNAUTHORIZED`
+ * with a reason; a failing session lookup (database down) stays an outage (503),
+ * never a bad token. Sets `request.user`.
  */
 @Injectable()
-export class UserAuthGuard implements CanActivate {
+export class UserAuthGuard extends AuthGuard(USER_JWT) {
   constructor(
     private readonly tokens: AccessTokens,
     private readonly sessions: SessionCache,
-  ) {}
+  ) {
+    super();
+  }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined>; user?: AuthenticatedUser }>();
     const token = bearerToken(request.headers.authorization);
     if (!token) throw new ApiError('UNAUTHORIZED', 'Missing bearer token in the Authorization header', { 'WWW-Authenticate': 'Bearer' });
-    let claims: { sub: string; sid: string };
-    try {
-      claims = await this.tokens.verify(token);
-    } catch (error) {
-      if (error instanceof InvalidAccessToken) throw new ApiError('UNAUTHORIZED', REFUSALS[error.reason]);
-      throw error;
-    }
-    const user = await this.sessions.resolve(claims.sub, claims.sid);
+    const known = this.tokens.recall(token);
+    if (!known) return (await super.canActivate(context)) as boolean;
+    const user = await this.sessions.resolve(known.sub, known.sid);
     if (!user) throw new ApiError('UNAUTHORIZED', 'The session of this token has ended; log in again');
     request.user = user;
     return true;
+  }
+
+  override handleRequest<T = AuthenticatedUser>(error: unknown, user: T | false, info: unknown): T {
+    // Whatever the strategy threw passes unchanged: an ApiError, or a database failure that must surface as an outage.
+    // No `instanceof Error`: errors made by Node's own modules fail it across realms (Jest's vm context).
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- whatever the strategy threw, unchanged
+    if (error) throw error;
+    if (user) return user;
+    const reason = info instanceof Error ? info.message : '';
+    if (/expired/i.test(reason)) throw new ApiError('UNAUTHORIZED', 'The access token has expired; log in again');
+    throw new ApiError('UNAUTHORIZED', 'The bearer token is not valid');
   }
 }
 
