@@ -25,19 +25,10 @@ export interface App {
   updated_at: string;
 }
 
-export const PLATFORM_SCOPES = [
-  'apps:read',
-  'apps:write',
-  'packages:read',
-  'packages:write',
-  'capabilities:execute',
-  'webhooks:read',
-  'webhooks:write',
-  'events:write',
-  'installs:read',
-] as const;
+// The platform's scope list itself, so the console's choices cannot drift from what the API accepts.
+export { PLATFORM_SCOPES } from '../../src/modules/providers/scopes';
 
-export const RISK_TIERS = ['data_only', 'action_capable', 'high_trust', 'strategic_surface'] as const;
+export { RISK_TIERS } from '../../src/modules/packages/capability-descriptor';
 
 export interface Version {
   id: string;
