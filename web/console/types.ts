@@ -96,31 +96,9 @@ export interface ConformanceRun {
   completedAt?: string | null;
 }
 
-export const WEBHOOK_EVENT_TYPES = [
-  'package.submitted',
-  'package.published',
-  'package.suspended',
-  'install.created',
-  'install.removed',
-  'capability.invoked',
-  'capability.failed',
-] as const;
+export { WEBHOOK_EVENT_TYPES } from '../../src/modules/webhooks/webhook-contract';
 
-export interface WebhookProfile {
-  app_id: string;
-  url: string | null;
-  event_types: string[];
-  timeout_seconds: number;
-  enabled: boolean;
-  disabled_at: string | null;
-  disabled_reason: string | null;
-  secret_rotated_at: string;
-  previous_secret_expires_at: string | null;
-  secret_rotation_due: boolean;
-  secret?: string;
-  created_at: string;
-  updated_at: string;
-}
+export type { WebhookProfileDto as WebhookProfile } from '../../src/modules/webhooks/webhook-contract';
 
 export interface DeliverySummary {
   id: string;

@@ -1,17 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhook-contract';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-
-/** Event types a profile may subscribe to (spec, Webhook events to providers). */
-export const WEBHOOK_EVENT_TYPES = [
-  'package.submitted',
-  'package.published',
-  'package.suspended',
-  'install.created',
-  'install.removed',
-  'capability.invoked',
-  'capability.failed',
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export class PutWebhookProfileDto {
   @ApiPropertyOptional({ description: "HTTPS target; the same value as the app's webhook_url" })
@@ -61,19 +50,4 @@ export class DeliveryListQuery {
   @IsOptional() @IsString() limit?: string;
 }
 
-export interface WebhookProfileDto {
-  app_id: string;
-  url: string | null;
-  event_types: string[];
-  timeout_seconds: number;
-  enabled: boolean;
-  disabled_at: string | null;
-  disabled_reason: string | null;
-  secret_rotated_at: string;
-  previous_secret_expires_at: string | null;
-  secret_rotation_due: boolean;
-  /** Shown on creation and rotation only. */
-  secret?: string;
-  created_at: string;
-  updated_at: string;
-}
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType, type WebhookProfileDto } from '../webhook-contract';
