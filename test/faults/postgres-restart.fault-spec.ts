@@ -8,18 +8,7 @@ import { PostgresCluster } from '../support/postgres-cluster';
 import { login, LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
 import { expectCleanError } from './envelopes';
-
-/** No answer may take longer than this, outage or not. */
-const MAX_ANSWER_MS = 5_000;
-
-interface Sample {
-  path: string;
-  phase: string;
-  status: number;
-  ms: number;
-  res?: request.Response;
-  error?: string;
-}
+import { MAX_ANSWER_MS, OutageLoad, Sample } from './outage-load';
 
 /**
  * Issue 10, fault tests: PostgreSQL stops (fast shutdown, every connection
@@ -37,10 +26,8 @@ describe('the api rides out a PostgreSQL restart', () => {
   let env: TestEnvironment;
   let url: string;
   let user: LoggedInUser;
-  let phase = 'before';
-  let running = true;
-  const samples: Sample[] = [];
-  let load: Promise<void>[] = [];
+  const load = new OutageLoad();
+  const { samples } = load;
 
   beforeAll(async () => {
     cluster = await PostgresCluster.create();
@@ -68,8 +55,7 @@ describe('the api rides out a PostgreSQL restart', () => {
         .expect(201);
   });
   afterAll(async () => {
-    running = false;
-    await Promise.all(load);
+    await load.stop();
     await env?.close();
     await idp?.close();
     await cluster?.destroy();
@@ -85,44 +71,26 @@ describe('the api rides out a PostgreSQL restart', () => {
     { path: '/v1/auth/token', method: 'post' },
   ];
 
-  async function hit(target: (typeof TARGETS)[number]): Promise<Sample> {
-    const started = Date.now();
-    const startPhase = phase;
-    // A request in flight while the phase changes belongs to neither side: `before→stopping`.
-    const phaseOf = () => (phase === startPhase ? phase : `${startPhase}→${phase}`);
+  function send(target: (typeof TARGETS)[number]): () => request.Test {
     const { path } = target;
-    let req: request.Test;
-    if (path === '/v1/auth/token') {
-      // Unknown client: 401 invalid_client when the database answers. Never a 5xx other than 503.
-      req = request(url).post(path).auth('app_unknown_client', 'wrong-secret').type('form').send({ grant_type: 'client_credentials' });
-    } else if (target.method === 'post') {
-      req = request(url)
-        .post(path)
-        .set(user.auth)
-        .send({ name: `Load ${samples.length}` });
-    } else {
-      req = request(url).get(path);
-      if (path !== '/health/ready') req.set(user.auth);
-    }
-    try {
-      const res = await req.timeout(MAX_ANSWER_MS + 2_000);
-      return { path, phase: phaseOf(), status: res.status, ms: Date.now() - started, res };
-    } catch (error) {
-      return { path, phase: phaseOf(), status: 0, ms: Date.now() - started, error: (error as Error).message };
-    }
+    // Unknown client: 401 invalid_client when the database answers. Never a 5xx other than 503.
+    if (path === '/v1/auth/token')
+      return () =>
+        request(url).post(path).auth('app_unknown_client', 'wrong-secret').type('form').send({ grant_type: 'client_credentials' });
+    if (target.method === 'post')
+      return () =>
+        request(url)
+          .post(path)
+          .set(user.auth)
+          .send({ name: `Load ${samples.length}` });
+    return () => (path === '/health/ready' ? request(url).get(path) : request(url).get(path).set(user.auth));
   }
 
   function startLoad(): void {
-    load = TARGETS.map(async (target) => {
-      while (running) {
-        samples.push(await hit(target));
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    });
+    load.start(TARGETS.map((target) => () => load.hit(target.path, send(target))));
   }
 
-  const seen = (path: string, ok: (status: number) => boolean, after: number) =>
-    samples.some((s, i) => i >= after && s.path === path && ok(s.status));
+  const seen = (path: string, ok: (status: number) => boolean, after: number) => load.seen(path, ok, after);
   const success = (status: number) => status >= 200 && status < 300;
   /** What each target answers while the database is up. */
   const healthy = (s: Sample) => (s.path === '/v1/auth/token' ? s.status === 401 : success(s.status));
@@ -134,9 +102,9 @@ describe('the api rides out a PostgreSQL restart', () => {
       timeoutMs: 10_000,
     });
 
-    phase = 'stopping';
+    load.phase = 'stopping';
     await cluster.stop('fast');
-    phase = 'down';
+    load.phase = 'down';
     const downFrom = samples.length;
     await waitFor(() => (seen('/health/ready', (s) => s === 503, downFrom) ? true : undefined), {
       what: 'readiness 503 after PostgreSQL stopped',
@@ -148,9 +116,9 @@ describe('the api rides out a PostgreSQL restart', () => {
     // Keep the load on the stopped server for a while.
     await new Promise((r) => setTimeout(r, 4_000));
 
-    phase = 'starting';
+    load.phase = 'starting';
     await cluster.start();
-    phase = 'restarted';
+    load.phase = 'restarted';
     const upAt = Date.now();
     const upFrom = samples.length;
     await waitFor(
@@ -165,8 +133,7 @@ describe('the api rides out a PostgreSQL restart', () => {
       { what: 'readiness 200 and every route answering normally after PostgreSQL came back', timeoutMs: 20_000 },
     );
     const recoveredMs = Date.now() - upAt;
-    running = false;
-    await Promise.all(load);
+    await load.stop();
 
     const statuses = (phaseName: string, path: string) =>
       [...new Set(samples.filter((s) => s.phase === phaseName && s.path === path).map((s) => s.status))].sort().join(',');

@@ -9,9 +9,7 @@ import { TestIdentityProvider } from '../support/identity-provider';
 import { login, LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
 import { expectCleanError } from './envelopes';
-
-/** No answer may take longer than this, outage or not. */
-const MAX_ANSWER_MS = 5_000;
+import { MAX_ANSWER_MS, OutageLoad } from './outage-load';
 
 /** A private `redis-server` on its own port, without persistence, that the test can kill and start again. */
 class RedisProcess {
@@ -57,15 +55,6 @@ class RedisProcess {
   }
 }
 
-interface Sample {
-  path: string;
-  phase: string;
-  status: number;
-  ms: number;
-  res?: request.Response;
-  error?: string;
-}
-
 /**
  * Issue 10, fault tests: Redis dies under load and comes back on the same
  * port. Readiness turns 503 and user API errors stay clean envelopes without
@@ -80,10 +69,8 @@ describe('the api rides out a Redis restart', () => {
   let env: TestEnvironment;
   let url: string;
   let user: LoggedInUser;
-  let phase = 'before';
-  let running = true;
-  const samples: Sample[] = [];
-  let load: Promise<void>[] = [];
+  const load = new OutageLoad();
+  const { samples } = load;
 
   beforeAll(async () => {
     redis = new RedisProcess(await freePort());
@@ -98,41 +85,22 @@ describe('the api rides out a Redis restart', () => {
     await dataSource.query(`UPDATE users SET tier = 'pro' WHERE id = $1`, [user.id]);
   });
   afterAll(async () => {
-    running = false;
-    await Promise.all(load);
+    await load.stop();
     await env?.close();
     await idp?.close();
     await redis?.kill();
   });
 
-  async function hit(path: string, auth: boolean): Promise<Sample> {
-    const started = Date.now();
-    const startPhase = phase;
-    // A request in flight while Redis dies or returns belongs to neither side: `before→down`.
-    const phaseOf = () => (phase === startPhase ? phase : `${startPhase}→${phase}`);
-    const req = request(url)
-      .get(path)
-      .timeout(MAX_ANSWER_MS + 2_000);
-    if (auth) req.set(user.auth);
-    try {
-      const res = await req;
-      return { path, phase: phaseOf(), status: res.status, ms: Date.now() - started, res };
-    } catch (error) {
-      return { path, phase: phaseOf(), status: 0, ms: Date.now() - started, error: (error as Error).message };
-    }
-  }
-
   function startLoad(workers = 4): void {
-    load = Array.from({ length: workers }, async (_, i) => {
-      while (running) {
-        samples.push(await hit(i % 2 === 0 ? '/v1/me' : '/health/ready', i % 2 === 0));
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    });
+    load.start(
+      Array.from({ length: workers }, (_, i) => () => {
+        const path = i % 2 === 0 ? '/v1/me' : '/health/ready';
+        return load.hit(path, () => (i % 2 === 0 ? request(url).get(path).set(user.auth) : request(url).get(path)));
+      }),
+    );
   }
 
-  const latest = (path: string, status: number, after: number) =>
-    samples.some((s, i) => i >= after && s.path === path && s.status === status);
+  const latest = (path: string, status: number, after: number) => load.seen(path, (s) => s === status, after);
 
   it('answers 503 on readiness and clean errors while Redis is down, and recovers when it is back', async () => {
     startLoad();
@@ -142,7 +110,7 @@ describe('the api rides out a Redis restart', () => {
     });
 
     await redis.kill();
-    phase = 'down';
+    load.phase = 'down';
     const downFrom = samples.length;
     await waitFor(() => (latest('/health/ready', 503, downFrom) ? true : undefined), {
       what: 'readiness 503 after Redis died',
@@ -155,14 +123,13 @@ describe('the api rides out a Redis restart', () => {
     await new Promise((r) => setTimeout(r, 4_000));
 
     await redis.start();
-    phase = 'restarted';
+    load.phase = 'restarted';
     const upFrom = samples.length;
     await waitFor(() => (latest('/health/ready', 200, upFrom) && latest('/v1/me', 200, upFrom) ? true : undefined), {
       what: 'readiness 200 and /v1/me 200 after Redis came back',
       timeoutMs: 20_000,
     });
-    running = false;
-    await Promise.all(load);
+    await load.stop();
 
     // Nothing hung and nothing broke the transport.
     const broken = samples.filter((s) => s.status === 0 || s.ms > MAX_ANSWER_MS);
