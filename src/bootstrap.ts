@@ -52,6 +52,9 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
+    // API answers are personal or carry credentials (tokens, secrets shown once: RFC 6749 §5.1), so no cache
+    // may keep them; a route that can be cached says so itself.
+    if (request.url.startsWith('/v1/')) void reply.header('cache-control', 'no-store');
     done();
   });
   // Deeply nested JSON (thousands of levels) would overflow the stack of the recursive validation pipe: refuse it first.

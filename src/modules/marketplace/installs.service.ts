@@ -102,6 +102,14 @@ export class InstallsService {
     scopes: string[] = ['capabilities:execute'],
   ): Promise<{ created: boolean; install: ReturnType<typeof toInstallDto> }> {
     const pkg = await this.marketplace.installable(packageId);
+    // A user can only grant what the app itself holds (the authorize flow checks the same).
+    const beyondApp = scopes.filter((scope) => !pkg.app_scopes.includes(scope));
+    if (beyondApp.length > 0) {
+      throw new ApiError(
+        'BAD_REQUEST',
+        `scope ${beyondApp.join(', ')} cannot be granted: the app of this package does not hold it; it holds ${pkg.app_scopes.join(' ') || 'no scope'}`,
+      );
+    }
     return this.dataSource.transaction(async (manager) => {
       const id = newId('inst');
       const inserted: Array<{ id: string }> = await manager.query(

@@ -30,7 +30,7 @@ export class MarketplaceController {
   @Post('installs')
   @ApiOperation({ summary: 'Install a published package (201); an existing install is answered with 200' })
   async install(@CurrentUser() user: AuthenticatedUser, @Body() body: CreateInstallDto, @Res({ passthrough: true }) reply: FastifyReply) {
-    const { created, install } = await this.installs.install(user.id, body.package_id, body.scopes);
+    const { created, install } = await this.installs.install(user.id, body.package_id, body.scopes ?? undefined);
     void reply.status(created ? 201 : 200);
     return install;
   }

@@ -87,11 +87,13 @@ export class MarketplaceService {
   }
 
   /** The installable version of a package, or NOT_FOUND when it is unpublished or suspended. */
-  async installable(packageId: string): Promise<{ id: string; app_id: string; developer_id: string; version_id: string; version: string }> {
-    const [row]: Array<{ id: string; app_id: string; developer_id: string; version_id: string; version: string }> =
+  async installable(
+    packageId: string,
+  ): Promise<{ id: string; app_id: string; developer_id: string; version_id: string; version: string; app_scopes: string[] }> {
+    const [row]: Array<{ id: string; app_id: string; developer_id: string; version_id: string; version: string; app_scopes: string[] }> =
       await this.dataSource.query(
-        `SELECT p.id, p.app_id, p.developer_id, v.id AS version_id, v.version
-         FROM packages p JOIN package_versions v ON v.id = p.published_version_id
+        `SELECT p.id, p.app_id, p.developer_id, v.id AS version_id, v.version, a.scopes AS app_scopes
+         FROM packages p JOIN package_versions v ON v.id = p.published_version_id JOIN apps a ON a.id = p.app_id
         WHERE p.id = $1 AND p.suspended_at IS NULL`,
         [packageId],
       );

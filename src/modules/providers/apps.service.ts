@@ -115,7 +115,9 @@ export class AppsService {
 
   /**
    * Issues a new client secret (shown once). The previous one stops working at
-   * once, or after `gracePeriodSeconds` (at most a day) so deployments can roll over.
+   * once, or after `gracePeriodSeconds` (at most a day) so deployments can roll over;
+   * so do the access tokens it obtained (their `sgen` claim names its generation,
+   * checked by PlatformAuthGuard), as a leaked secret's tokens must end with it.
    */
   async rotateSecret(principal: PlatformPrincipal, appId: string, gracePeriodSeconds = 0): Promise<AppDto> {
     if (!Number.isInteger(gracePeriodSeconds) || gracePeriodSeconds < 0 || gracePeriodSeconds > MAX_SECRET_GRACE_SECONDS) {
@@ -129,7 +131,7 @@ export class AppsService {
       `UPDATE apps SET
          previous_secret_hash = CASE WHEN $3 > 0 THEN client_secret_hash ELSE NULL END,
          previous_secret_expires_at = CASE WHEN $3 > 0 THEN now() + make_interval(secs => $3) ELSE NULL END,
-         client_secret_hash = $2, secret_rotated_at = now(), updated_at = now()
+         client_secret_hash = $2, secret_generation = secret_generation + 1, secret_rotated_at = now(), updated_at = now()
        WHERE id = $1 RETURNING ${COLUMNS}`,
       [appId, hashToken(clientSecret), gracePeriodSeconds],
     );

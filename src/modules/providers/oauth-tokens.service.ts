@@ -17,6 +17,8 @@ export interface TokenResponse {
 }
 
 export const REFRESH_TOKEN_LIFETIME_DAYS = 30;
+/** Client ids as AppsService issues them. */
+const CLIENT_ID_SHAPE = /^cid_[0-9a-f]{32}$/;
 
 /** A problem that also carries the RFC 6749 §5.2 `error` and `error_description` members. */
 export function oauthError(code: ProblemCode, error: string, description: string, headers: Record<string, string> = {}): ProblemError {
@@ -30,9 +32,13 @@ interface ClientRow {
   client_secret_hash: string;
   previous_secret_hash: string | null;
   previous_valid: boolean;
+  secret_generation: number;
   status: string;
   email_verified_at: Date | null;
 }
+
+/** An authenticated client, and which generation of its secret it authenticated with. */
+type Client = ClientRow & { presentedGeneration: number };
 
 /**
  * The platform's OAuth token endpoint logic: the client credentials grant and
@@ -56,7 +62,9 @@ export class OAuthTokens {
     const scopes = this.narrow(client.scopes, requestedScope);
     const expiresAt = new Date(Date.now() + this.tokens.ttlSeconds * 1000);
     return {
-      access_token: await this.tokens.forApp({ id: client.id, developerId: client.developer_id }, scopes, expiresAt),
+      access_token: await this.tokens.forApp({ id: client.id, developerId: client.developer_id }, scopes, expiresAt, {
+        secretGeneration: client.presentedGeneration,
+      }),
       token_type: 'Bearer',
       expires_in: this.tokens.ttlSeconds,
       scope: scopes.join(' '),
@@ -106,11 +114,16 @@ export class OAuthTokens {
     const { row, next } = outcome;
     const expiresAt = new Date(Date.now() + this.tokens.ttlSeconds * 1000);
     const delegation = row.user_id && row.install_id ? { userId: row.user_id, installId: row.install_id } : undefined;
+    // A grant never outgrows the app: scopes the app has since given up are not issued again.
+    const scopes = row.scopes.filter((scope) => client.scopes.includes(scope));
     return {
-      access_token: await this.tokens.forApp({ id: client.id, developerId: client.developer_id }, row.scopes, expiresAt, delegation),
+      access_token: await this.tokens.forApp({ id: client.id, developerId: client.developer_id }, scopes, expiresAt, {
+        delegation,
+        secretGeneration: client.presentedGeneration,
+      }),
       token_type: 'Bearer',
       expires_in: this.tokens.ttlSeconds,
-      scope: row.scopes.join(' '),
+      scope: scopes.join(' '),
       refresh_token: next,
     };
   }
@@ -123,6 +136,7 @@ export class OAuthTokens {
     manager: EntityManager,
     app: { id: string; developerId: string },
     grant: { userId: string; installId: string; scopes: string[] },
+    secretGeneration?: number,
   ): Promise<TokenResponse & { refresh_token: string }> {
     const refreshToken = await this.storeRefreshToken(manager, {
       familyId: newId('task'),
@@ -134,7 +148,10 @@ export class OAuthTokens {
     });
     const expiresAt = new Date(Date.now() + this.tokens.ttlSeconds * 1000);
     return {
-      access_token: await this.tokens.forApp(app, grant.scopes, expiresAt, { userId: grant.userId, installId: grant.installId }),
+      access_token: await this.tokens.forApp(app, grant.scopes, expiresAt, {
+        delegation: { userId: grant.userId, installId: grant.installId },
+        secretGeneration,
+      }),
       token_type: 'Bearer',
       expires_in: this.tokens.ttlSeconds,
       scope: grant.scopes.join(' '),
@@ -201,7 +218,8 @@ export class OAuthTokens {
       return this.issueDelegated(
         manager,
         { id: client.id, developerId: client.developer_id },
-        { userId: row.user_id, installId: row.install_id, scopes: row.scopes },
+        { userId: row.user_id, installId: row.install_id, scopes: row.scopes.filter((scope) => client.scopes.includes(scope)) },
+        client.presentedGeneration,
       );
     });
   }
@@ -233,20 +251,26 @@ export class OAuthTokens {
     return row ?? null;
   }
 
-  private async authenticate(clientId: string, clientSecret: string, viaBasic: boolean): Promise<ClientRow> {
-    const [row]: ClientRow[] = await this.dataSource.query(
-      `SELECT a.id, a.developer_id, a.scopes, a.client_secret_hash, a.previous_secret_hash,
+  private async authenticate(clientId: string, clientSecret: string, viaBasic: boolean): Promise<Client> {
+    // Only a well-formed client id is looked up: hostile input (NUL bytes, megabytes) never reaches the database.
+    const [row]: ClientRow[] = !CLIENT_ID_SHAPE.test(clientId)
+      ? []
+      : await this.dataSource.query(
+          `SELECT a.id, a.developer_id, a.scopes, a.client_secret_hash, a.previous_secret_hash,
               (a.previous_secret_expires_at IS NOT NULL AND a.previous_secret_expires_at > now()) AS previous_valid,
-              d.status, d.email_verified_at
+              a.secret_generation, d.status, d.email_verified_at
          FROM apps a JOIN developers d ON d.id = a.developer_id WHERE a.client_id = $1`,
-      [clientId],
-    );
+          [clientId],
+        );
     const presented = hashToken(clientSecret);
-    const ok =
+    const current = row !== undefined && sameHash(row.client_secret_hash, presented);
+    const previous =
       row !== undefined &&
-      (sameHash(row.client_secret_hash, presented) ||
-        (row.previous_valid && row.previous_secret_hash !== null && sameHash(row.previous_secret_hash, presented)));
-    if (!row || !ok) {
+      !current &&
+      row.previous_valid &&
+      row.previous_secret_hash !== null &&
+      sameHash(row.previous_secret_hash, presented);
+    if (!row || !(current || previous)) {
       // RFC 6749 §5.2: 401 with a challenge for the scheme the client used.
       throw oauthError(
         'invalid_client',
@@ -259,7 +283,7 @@ export class OAuthTokens {
       throw oauthError('account_suspended', 'unauthorized_client', 'The developer account of this app is suspended');
     if (!row.email_verified_at)
       throw oauthError('email_not_verified', 'unauthorized_client', 'Verify the developer account email before requesting tokens');
-    return row;
+    return { ...row, presentedGeneration: current ? row.secret_generation : row.secret_generation - 1 };
   }
 
   private narrow(granted: string[], requested: string | undefined): string[] {

@@ -10,15 +10,28 @@ function field(body: TokenRequest, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** `Authorization: Basic` per RFC 6749 §2.3.1: form-urlencoded id and secret, base64 encoded. */
+const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="service", charset="UTF-8"' };
+
+/**
+ * `Authorization: Basic` per RFC 6749 §2.3.1: form-urlencoded id and secret,
+ * base64 encoded. No Basic header gives null; a Basic header that does not
+ * decode to `id:secret` is a failed client authentication (401), never a crash.
+ */
 function basicCredentials(header: string | undefined): { id: string; secret: string } | null {
-  const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header ?? '');
-  if (!match) return null;
+  if (!header || !/^Basic\b/i.test(header)) return null;
+  const malformed = () => oauthError('invalid_client', 'invalid_client', 'The Basic credentials are malformed', BASIC_CHALLENGE);
+  const match = /^Basic ([A-Za-z0-9+/]+={0,2})$/i.exec(header);
+  if (!match) throw malformed();
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon < 0) return null;
-  const decode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
-  return { id: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)) };
+  if (colon < 0) throw malformed();
+  try {
+    const decode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { id: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)) };
+  } catch {
+    // decodeURIComponent throws URIError on a stray or incomplete %-escape (`a%zz`).
+    throw malformed();
+  }
 }
 
 @ApiTags('oauth')
@@ -51,7 +64,7 @@ export class OAuthController {
         'invalid_client',
         'invalid_client',
         'Client authentication is required (HTTP Basic or client_id and client_secret)',
-        { 'WWW-Authenticate': 'Basic realm="service", charset="UTF-8"' },
+        BASIC_CHALLENGE,
       );
     }
     const grantType = field(params, 'grant_type');

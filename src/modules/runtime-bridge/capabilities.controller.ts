@@ -13,7 +13,7 @@ export class CapabilitiesController {
 
   @Post(':capability_name/execute')
   @HttpCode(200)
-  @platformRouteOptions({ scope: 'capabilities:execute', principals: ['app'] })
+  @platformRouteOptions({ scope: 'capabilities:execute', principals: ['app'], delegated: true })
   @UseGuards(CapabilityCallerGuard)
   @ApiBearerAuth()
   @ApiOperation({

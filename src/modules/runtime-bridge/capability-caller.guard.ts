@@ -51,6 +51,6 @@ function audienceOf(token: string): string | undefined {
 /** The caller the guard above authenticated. */
 export const Caller = createParamDecorator((_data: unknown, context: ExecutionContext): CapabilityCaller => {
   const request = context.switchToHttp().getRequest<{ principal?: PlatformPrincipal; user?: AuthenticatedUser }>();
-  if (request.principal?.kind === 'app') return { kind: 'app', appId: request.principal.appId };
+  if (request.principal?.kind === 'app') return { kind: 'app', appId: request.principal.appId, delegation: request.principal.delegation };
   return { kind: 'user', userId: request.user!.id };
 });

@@ -15,7 +15,10 @@ import { RuntimeInvoker } from './runtime-invoker.service';
 import { CachedState, StateCache } from './state-cache';
 
 /** Who asked for an execution: a signed-in user on their install, or an app with `capabilities:execute`. */
-export type CapabilityCaller = { kind: 'user'; userId: string } | { kind: 'app'; appId: string };
+export type CapabilityCaller =
+  | { kind: 'user'; userId: string }
+  /** An app token; one delegated by a user's install acts on that install alone. */
+  | { kind: 'app'; appId: string; delegation?: { userId: string; installId: string } };
 
 const PER_MINUTE: Partial<Record<CapabilityMode, number>> = {
   state: TIER_LIMITS[APP_TIER].statePerMinute,
@@ -283,6 +286,16 @@ export class CapabilityExecutor {
     if (caller.kind === 'user') {
       target = await this.installs.executionTarget({ userId: caller.userId, packageId });
       if (!target) throw new ProblemError('not_found', `You have no active install of package ${packageId}`);
+    } else if (caller.delegation) {
+      const { installId, userId } = caller.delegation;
+      if ((input.installId && input.installId !== installId) || (input.userId && input.userId !== userId)) {
+        throw new ProblemError('insufficient_scope', `This token acts for install ${installId} only`);
+      }
+      // The guard found the install active a moment ago; an uninstall since then finds nothing here.
+      target = await this.installs.executionTarget({ installId });
+      if (!target || target.package_id !== packageId)
+        throw new ProblemError('not_found', `The install this token acts for has no active install of package ${packageId}`);
+      if (target.app_id !== caller.appId) throw new ProblemError('insufficient_scope', `Package ${packageId} belongs to another app`);
     } else {
       if (!input.installId && !input.userId) {
         throw new ProblemError('missing_field', 'An app token must name the install (installId) or the user (userId) to act for', {

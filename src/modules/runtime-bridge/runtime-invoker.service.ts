@@ -55,10 +55,7 @@ export class RuntimeInvoker {
       { id: target.app_id, developerId: target.developer_id },
       target.scopes,
       new Date(now + lifetimeMs),
-      {
-        userId: target.user_id,
-        installId: target.install_id,
-      },
+      { delegation: { userId: target.user_id, installId: target.install_id } },
     );
     this.minted.set(key, { token, reuseUntil: now + lifetimeMs / 2 });
     return token;

@@ -8,7 +8,7 @@ import { ProblemError } from '../../../common/errors/problem-error';
 import { RateLimits } from '../../../common/rate-limit/rate-limits.service';
 import { applyRateHeaders } from '../../../common/rate-limit/user-rate-limit.guard';
 import { PLATFORM_ROUTE, PlatformPrincipal, platformRouteOptions, PlatformRouteOptions } from './platform-principal';
-import { PlatformTokens } from './platform-tokens';
+import { PlatformClaims, PlatformTokens } from './platform-tokens';
 
 /**
  * Authenticates provider platform calls (developer console tokens and app
@@ -31,25 +31,17 @@ export class PlatformAuthGuard implements CanActivate {
     if (!match)
       throw new ProblemError('invalid_token', 'Missing bearer token in the Authorization header', {}, { 'WWW-Authenticate': 'Bearer' });
     const claims = await this.tokens.verify(match[1]);
-
-    const [developer]: Array<{ status: string; email_verified_at: Date | null }> = await this.dataSource.query(
-      claims.kind === 'developer'
-        ? `SELECT d.status, d.email_verified_at FROM developers d
-             JOIN developer_sessions s ON s.developer_id = d.id AND s.id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()
-            WHERE d.id = $1`
-        : `SELECT d.status, d.email_verified_at FROM developers d JOIN apps a ON a.developer_id = d.id AND a.id = $2 WHERE d.id = $1`,
-      [claims.developerId, claims.kind === 'developer' ? claims.sessionId : claims.appId],
-    );
-    if (!developer)
+    const standing = await this.standing(claims);
+    if (!standing)
       throw new ProblemError(
         'invalid_token',
-        'The session or app behind this token no longer exists',
+        'The session, app or install behind this token no longer exists or was revoked',
         {},
-        { 'WWW-Authenticate': 'Bearer' },
+        { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
       );
-    if (developer.status === 'suspended')
+    if (standing.status === 'suspended')
       throw new ProblemError('account_suspended', 'This developer account is suspended; contact support to request reinstatement');
-    if (options.verifiedEmail !== false && !developer.email_verified_at) {
+    if (options.verifiedEmail !== false && !standing.email_verified_at) {
       throw new ProblemError(
         'email_not_verified',
         'Verify the account email address first (see the link we sent, or POST /v1/providers/account/verify/resend)',
@@ -62,15 +54,68 @@ export class PlatformAuthGuard implements CanActivate {
         claims.kind === 'app' ? 'This operation requires a developer console token' : 'This operation requires an app access token',
       );
     }
-    if (options.scope && claims.kind === 'app' && !claims.scopes.includes(options.scope)) {
-      throw new ProblemError('insufficient_scope', `This operation requires the ${options.scope} scope`, { required_scope: options.scope });
+    if (claims.kind === 'developer') {
+      request.principal = { kind: 'developer', developerId: claims.developerId, sessionId: claims.sessionId };
+      return true;
     }
-    request.principal =
-      claims.kind === 'developer'
-        ? { kind: 'developer', developerId: claims.developerId, sessionId: claims.sessionId }
-        : { kind: 'app', developerId: claims.developerId, appId: claims.appId, scopes: claims.scopes };
+    const delegation = claims.installId && claims.userId ? { userId: claims.userId, installId: claims.installId } : undefined;
+    if (delegation && !options.delegated) {
+      throw new ProblemError(
+        'insufficient_scope',
+        "This token acts for one user's install and can only execute its capabilities; use an app token from the client_credentials grant",
+      );
+    }
+    // The token's scopes as issued, narrowed to what the app holds now: a scope removed from the app ends at once.
+    const scopes = claims.scopes.filter((scope) => standing.app_scopes!.includes(scope));
+    if (options.scope && !scopes.includes(options.scope)) {
+      throw new ProblemError(
+        'insufficient_scope',
+        claims.scopes.includes(options.scope)
+          ? `The app no longer holds the ${options.scope} scope`
+          : `This operation requires the ${options.scope} scope`,
+        { required_scope: options.scope },
+      );
+    }
+    request.principal = { kind: 'app', developerId: claims.developerId, appId: claims.appId, scopes, delegation };
     return true;
   }
+
+  /**
+   * What the token stands on, read afresh on every call (so a revocation
+   * holds on every instance at once): the developer, and the console session,
+   * or the app with its current scopes, the generation of the client secret
+   * the token came through (a rotation without grace ends the old one's
+   * tokens; with grace, when the grace ends) and, for a delegated token, its
+   * install still active. No row: the token stands on nothing any more.
+   */
+  private async standing(claims: PlatformClaims): Promise<Standing | undefined> {
+    if (claims.kind === 'developer') {
+      const [row]: Standing[] = await this.dataSource.query(
+        `SELECT d.status, d.email_verified_at FROM developers d
+           JOIN developer_sessions s ON s.developer_id = d.id AND s.id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()
+          WHERE d.id = $1`,
+        [claims.developerId, claims.sessionId],
+      );
+      return row;
+    }
+    const [row]: Standing[] = await this.dataSource.query(
+      `SELECT d.status, d.email_verified_at, a.scopes AS app_scopes
+         FROM developers d JOIN apps a ON a.developer_id = d.id AND a.id = $2
+        WHERE d.id = $1
+          AND ($3::int IS NULL OR a.secret_generation = $3 OR (a.secret_generation = $3 + 1 AND a.previous_secret_expires_at > now()))
+          AND ($4::text IS NULL OR EXISTS (
+                SELECT 1 FROM installs i WHERE i.id = $4 AND i.user_id = $5 AND i.app_id = a.id AND i.status = 'active'))`,
+      [claims.developerId, claims.appId, claims.secretGeneration ?? null, claims.installId ?? null, claims.userId ?? null],
+    );
+    return row;
+  }
+}
+
+interface Standing {
+  status: string;
+  email_verified_at: Date | null;
+  /** Apps only. */
+  app_scopes?: string[];
 }
 
 /** Per app (or per developer console) burst and sustained limits of the provider platform. */

@@ -3,7 +3,16 @@ import type { PlatformScope } from '../scopes';
 
 /** Who is calling the provider platform. */
 export type PlatformPrincipal =
-  { kind: 'developer'; developerId: string; sessionId: string } | { kind: 'app'; developerId: string; appId: string; scopes: string[] };
+  | { kind: 'developer'; developerId: string; sessionId: string }
+  | {
+      kind: 'app';
+      developerId: string;
+      appId: string;
+      /** The scopes the token carries that the app still holds. */
+      scopes: string[];
+      /** A token a user's install delegated acts for that install only. */
+      delegation?: { userId: string; installId: string };
+    };
 
 export interface PlatformRouteOptions {
   /** Scope an app token must carry; developer console tokens act for their owner and hold every scope. */
@@ -12,6 +21,8 @@ export interface PlatformRouteOptions {
   verifiedEmail?: boolean;
   /** Which token kinds may call the route (default both). */
   principals?: Array<PlatformPrincipal['kind']>;
+  /** Whether a token delegated by a user's install may call the route (default false: only execution acts for a user). */
+  delegated?: boolean;
 }
 
 export const PLATFORM_ROUTE = Symbol('PLATFORM_ROUTE');

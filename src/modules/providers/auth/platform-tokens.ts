@@ -13,7 +13,24 @@ export const PLATFORM_AUDIENCE = 'provider-platform';
 
 export type PlatformClaims =
   | { kind: 'developer'; developerId: string; sessionId: string; exp: number }
-  | { kind: 'app'; developerId: string; appId: string; scopes: string[]; userId?: string; installId?: string; exp: number };
+  | {
+      kind: 'app';
+      developerId: string;
+      appId: string;
+      scopes: string[];
+      /** Set on tokens a user's install delegated: they act for that user and install only. */
+      userId?: string;
+      installId?: string;
+      /** Generation of the client secret that obtained the token; absent on tokens the service minted itself. */
+      secretGeneration?: number;
+      exp: number;
+    };
+
+/** How an app token came to be: through a client secret of some generation, for a user's install, or both. */
+export interface AppTokenOrigin {
+  delegation?: { userId: string; installId: string };
+  secretGeneration?: number;
+}
 
 /** JWTs of the provider platform, signed with the service key (verifiable at /.well-known/jwks.json). */
 @Injectable()
@@ -39,14 +56,10 @@ export class PlatformTokens {
     return this.sign({ sid: sessionId }, developerId, CONSOLE_AUDIENCE, expiresAt);
   }
 
-  async forApp(
-    app: { id: string; developerId: string },
-    scopes: string[],
-    expiresAt: Date,
-    delegation?: { userId: string; installId: string },
-  ): Promise<string> {
+  async forApp(app: { id: string; developerId: string }, scopes: string[], expiresAt: Date, origin: AppTokenOrigin = {}): Promise<string> {
     const claims: Record<string, unknown> = { dev: app.developerId, scope: scopes.join(' ') };
-    if (delegation) Object.assign(claims, { uid: delegation.userId, iid: delegation.installId });
+    if (origin.delegation) Object.assign(claims, { uid: origin.delegation.userId, iid: origin.delegation.installId });
+    if (origin.secretGeneration !== undefined) claims.sgen = origin.secretGeneration;
     return this.sign(claims, app.id, PLATFORM_AUDIENCE, expiresAt);
   }
 
@@ -95,6 +108,7 @@ export class PlatformTokens {
           scopes: payload.scope.split(' ').filter(Boolean),
           userId: typeof payload.uid === 'string' ? payload.uid : undefined,
           installId: typeof payload.iid === 'string' ? payload.iid : undefined,
+          secretGeneration: Number.isInteger(payload.sgen) ? (payload.sgen as number) : undefined,
           exp: payload.exp,
         };
       }
