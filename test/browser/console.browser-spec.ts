@@ -7,6 +7,7 @@ import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
 import { ReceivedMail, SmtpSink } from '../support/smtp-sink';
 import { assertTestCaTrusted } from '../support/test-ca';
+import { freshTotp } from '../support/totp';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
 const EMAIL = 'console-dev@example.com';
@@ -28,6 +29,8 @@ describe('developer console: onboarding to a published package', () => {
   let browser: Browser;
   let page: Page;
   let totpSecret = '';
+  /** Time step of the last accepted TOTP code: the service takes each step's code once. */
+  let lastTotpStep = -1;
   let appId = '';
   /** The published version's page with its full conformance report (`?run=`). */
   let versionPage = '';
@@ -106,7 +109,9 @@ describe('developer console: onboarding to a published package', () => {
     await page.getByLabel('Code from your app').fill(wrongCode(authenticator.generate(totpSecret)));
     await page.getByRole('button', { name: 'Turn on two-factor authentication' }).click();
     await page.getByRole('alert').getByText('does not match').waitFor();
-    await page.getByLabel('Code from your app').fill(authenticator.generate(totpSecret));
+    const confirmation = await freshTotp(totpSecret);
+    lastTotpStep = confirmation.step;
+    await page.getByLabel('Code from your app').fill(confirmation.code);
     await page.getByRole('button', { name: 'Turn on two-factor authentication' }).click();
     await page.getByText('Two-factor authentication is on. From now on').waitFor();
 
@@ -121,12 +126,15 @@ describe('developer console: onboarding to a published package', () => {
     await code.waitFor();
     // The code field takes the focus when it appears.
     await page.waitForFunction("document.activeElement?.getAttribute('name') === 'totp'");
-    await code.fill(authenticator.generate(totpSecret));
+    // Each code is accepted once: the one that turned MFA on cannot log in, so this one is from a later step.
+    const login = await freshTotp(totpSecret, { afterStep: lastTotpStep });
+    lastTotpStep = login.step;
+    await code.fill(login.code);
     await page.getByRole('button', { name: 'Log in' }).click();
     // The deep link that asked for the login (/account) is where the console continues.
     await heading('Account').waitFor();
     await page.getByText('Two-factor authentication is on for this account.').waitFor();
-  });
+  }, 90_000);
 
   it('registers an app, shows its client secret once, and rotates it through a keyboard-usable dialog', async () => {
     await nav('Apps').click();
@@ -355,7 +363,7 @@ describe('developer console: onboarding to a published package', () => {
     await mobile.getByLabel('Email').fill(EMAIL);
     await mobile.getByLabel('Password').fill(PASSWORD);
     await mobile.getByRole('button', { name: 'Log in' }).click();
-    await mobile.getByLabel('Authentication code').fill(authenticator.generate(totpSecret));
+    await mobile.getByLabel('Authentication code').fill((await freshTotp(totpSecret, { afterStep: lastTotpStep })).code);
     await mobile.getByRole('button', { name: 'Log in' }).click();
     await mobile.getByRole('heading', { name: 'Packages', level: 1 }).waitFor();
 
@@ -379,7 +387,7 @@ describe('developer console: onboarding to a published package', () => {
     await mobile.getByRole('region', { name: 'Security dimension' }).waitFor();
     expect(await mobile.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await mobile.context().close();
-  });
+  }, 90_000);
 
   it('lets an unverified developer log in and send a new verification link, which replaces the first', async () => {
     const email = 'late-reader@example.com';

@@ -1,6 +1,5 @@
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { Issuer, errors as oidcErrors } from 'openid-client';
-import { authenticator } from 'otplib';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -8,6 +7,7 @@ import { OAuthTokens } from '../../src/modules/providers/oauth-tokens.service';
 import { TestEnvironment } from '../support/harness';
 import { appToken, DEVELOPER_PASSWORD, onboardDeveloper, registerApp } from '../support/providers';
 import { SmtpSink, verificationToken } from '../support/smtp-sink';
+import { freshTotp } from '../support/totp';
 
 const problemType = (code: string) => `https://docs.example.com/developers/errors#${code}`;
 
@@ -45,19 +45,10 @@ describe('provider platform: accounts, verification, login, apps, OAuth tokens',
     const created = await request(url)
       .post('/v1/providers/account')
       .send({ company_name: 'Initech', email: 'dev@initech.example', password: DEVELOPER_PASSWORD })
-      .expect(201);
-    expect(created.body).toEqual({
-      id: expect.stringMatching(/^dev_/),
-      company_name: 'Initech',
-      email: 'dev@initech.example',
-      email_verified: false,
-      email_verified_at: null,
-      mfa_enabled: false,
-      status: 'active',
-      created_at: expect.any(String),
-    });
+      .expect(202);
+    expect(created.body).toEqual({ email: 'dev@initech.example', message: expect.stringContaining('dev@initech.example') });
     expect(JSON.stringify(created.body)).not.toContain(DEVELOPER_PASSWORD);
-    const [{ password_hash }] = await dataSource.query(`SELECT password_hash FROM developers WHERE id = $1`, [created.body.id]);
+    const [{ password_hash }] = await dataSource.query(`SELECT password_hash FROM developers WHERE email = 'dev@initech.example'`);
     expect(password_hash).toMatch(/^\$argon2id\$/);
 
     const mail = await smtp.mailTo('dev@initech.example');
@@ -71,6 +62,17 @@ describe('provider platform: accounts, verification, login, apps, OAuth tokens',
       .send({ email: 'dev@initech.example', password: DEVELOPER_PASSWORD })
       .expect(200);
     const auth = { authorization: `Bearer ${login.body.token}` };
+    const account = await request(url).get('/v1/providers/account').set(auth).expect(200);
+    expect(account.body).toEqual({
+      id: expect.stringMatching(/^dev_/),
+      company_name: 'Initech',
+      email: 'dev@initech.example',
+      email_verified: false,
+      email_verified_at: null,
+      mfa_enabled: false,
+      status: 'active',
+      created_at: expect.any(String),
+    });
     const early = await request(url).post('/v1/providers/apps').set(auth).send({ name: 'Too early' }).expect(403);
     expect(early.body).toMatchObject({ type: problemType('email_not_verified'), status: 403 });
 
@@ -115,17 +117,18 @@ describe('provider platform: accounts, verification, login, apps, OAuth tokens',
   });
 
   describe('account creation', () => {
-    it('refuses a duplicate email with 409 without saying more', async () => {
+    it('answers a duplicate email (any case) as a new one and keeps the first account', async () => {
       await request(url)
         .post('/v1/providers/account')
         .send({ company_name: 'A', email: 'dup@example.com', password: DEVELOPER_PASSWORD })
-        .expect(201);
+        .expect(202);
       const res = await request(url)
         .post('/v1/providers/account')
         .send({ company_name: 'B', email: 'DUP@example.com', password: 'another long password' })
-        .expect(409);
-      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-      expect(res.body).toMatchObject({ type: problemType('conflict'), status: 409, instance: '/v1/providers/account' });
+        .expect(202);
+      expect(res.body).toEqual({ email: 'DUP@example.com', message: expect.stringContaining('DUP@example.com') });
+      const rows = await dataSource.query(`SELECT company_name FROM developers WHERE lower(email) = 'dup@example.com'`);
+      expect(rows).toEqual([{ company_name: 'A' }]);
     });
 
     it.each([
@@ -149,7 +152,7 @@ describe('provider platform: accounts, verification, login, apps, OAuth tokens',
       await request(url)
         .post('/v1/providers/account')
         .send({ company_name: 'R', email: 'reuse@example.com', password: DEVELOPER_PASSWORD })
-        .expect(201);
+        .expect(202);
       const token = verificationToken(await smtp.mailTo('reuse@example.com'));
       await request(url).post('/v1/providers/account/verify').send({ token }).expect(200);
       const res = await request(url).post('/v1/providers/account/verify').send({ token }).expect(400);
@@ -160,7 +163,7 @@ describe('provider platform: accounts, verification, login, apps, OAuth tokens',
       await request(url)
         .post('/v1/providers/account')
         .send({ company_name: 'E', email: 'expired@example.com', password: DEVELOPER_PASSWORD })
-        .expect(201);
+        .expect(202);
       const token = verificationToken(await smtp.mailTo('expired@example.com'));
       await dataSource.query(
         `UPDATE email_verifications SET created_at = now() - interval '25 hours', expires_at = now() - interval '1 hour'
@@ -220,10 +223,11 @@ describe('provider platform: accounts, verification, login, apps, OAuth tokens',
       const enrol = await request(url).post('/v1/providers/account/mfa').set(developer.auth).expect(200);
       expect(enrol.body.otpauth_uri).toMatch(/^otpauth:\/\/totp\//);
       await request(url).post('/v1/providers/account/mfa/confirm').set(developer.auth).send({ code: '000000' }).expect(400);
+      const confirmation = await freshTotp(enrol.body.secret);
       const confirmed = await request(url)
         .post('/v1/providers/account/mfa/confirm')
         .set(developer.auth)
-        .send({ code: authenticator.generate(enrol.body.secret) })
+        .send({ code: confirmation.code })
         .expect(200);
       expect(confirmed.body.mfa_enabled).toBe(true);
 
@@ -236,11 +240,13 @@ describe('provider platform: accounts, verification, login, apps, OAuth tokens',
         .post('/v1/providers/auth/login')
         .send({ email: 'mfa@example.com', password: DEVELOPER_PASSWORD, totp: '123456' })
         .expect(401);
+      // The code that confirmed enrolment was used up: the login takes a code of a later step.
+      const { code } = await freshTotp(enrol.body.secret, { afterStep: confirmation.step });
       await request(url)
         .post('/v1/providers/auth/login')
-        .send({ email: 'mfa@example.com', password: DEVELOPER_PASSWORD, totp: authenticator.generate(enrol.body.secret) })
+        .send({ email: 'mfa@example.com', password: DEVELOPER_PASSWORD, totp: code })
         .expect(200);
-    });
+    }, 60_000);
   });
 
   describe('apps', () => {

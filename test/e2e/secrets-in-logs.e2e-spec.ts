@@ -30,7 +30,7 @@ describe('secrets never reach the logs', () => {
     await request(url)
       .post('/v1/providers/account')
       .send({ company_name: 'Logs Inc', email: 'logs@example.com', password: DEVELOPER_PASSWORD })
-      .expect(201);
+      .expect(202);
     const token = verificationToken(await smtp.mailTo('logs@example.com'));
     await request(url).post('/v1/providers/account/verify').send({ token }).expect(200);
     const login = await request(url)
@@ -81,7 +81,7 @@ describe('secrets never reach the logs', () => {
     await request(`http://127.0.0.1:${port}`)
       .post('/v1/providers/account')
       .send({ company_name: 'Quiet', email: 'quiet@example.com', password: DEVELOPER_PASSWORD })
-      .expect(201);
+      .expect(202);
     await service.waitForOutput(/mail \(no SMTP_URL configured\)/);
     service.child.kill('SIGTERM');
     await service.exited;

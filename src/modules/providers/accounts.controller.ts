@@ -1,11 +1,19 @@
 import { Body, Controller, Get, HttpCode, Ip, Post, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AddressRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
 import { PlatformRoute } from './auth/platform-auth.guard';
 import { PlatformPrincipal, Principal } from './auth/platform-principal';
 import { DeveloperAccounts } from './developer-accounts.service';
 import { DeveloperAuth } from './developer-auth.service';
-import { AccountDto, ConfirmMfaDto, CreateAccountDto, DeveloperLoginDto, DeveloperTokenDto, VerifyEmailDto } from './dto/account.dto';
+import {
+  AccountDto,
+  AccountRequestedDto,
+  ConfirmMfaDto,
+  CreateAccountDto,
+  DeveloperLoginDto,
+  DeveloperTokenDto,
+  VerifyEmailDto,
+} from './dto/account.dto';
 
 /** Console routes act for the signed-in developer, before the email is verified too. */
 const CONSOLE = { principals: ['developer' as const], verifiedEmail: false };
@@ -23,9 +31,17 @@ export class AccountsController {
   ) {}
 
   @Post('account')
+  @HttpCode(202)
   @UseGuards(AddressRateLimitGuard)
-  @ApiOperation({ summary: 'Step 1: create a developer account; a verification link is emailed' })
-  create(@Body() body: CreateAccountDto): Promise<AccountDto> {
+  @ApiOperation({
+    summary: 'Step 1: create a developer account; a verification link is emailed',
+    description:
+      'Answers 202 with the same body whether or not the address already has an account, so the answer cannot tell who is registered. ' +
+      'A new address gets a verification link (valid 24 hours); the owner of a taken address gets a notice instead, and the account is left unchanged. ' +
+      'The account id is returned by GET /v1/providers/account after login.',
+  })
+  @ApiAcceptedResponse({ type: AccountRequestedDto })
+  create(@Body() body: CreateAccountDto): Promise<AccountRequestedDto> {
     return this.accounts.create(body);
   }
 

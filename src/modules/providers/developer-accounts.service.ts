@@ -10,7 +10,8 @@ import { RateLimits } from '../../common/rate-limit/rate-limits.service';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { MailOutbox } from '../../infra/mail/mail-outbox';
-import { AccountDto, CreateAccountDto } from './dto/account.dto';
+import { matchingTotpStep } from './developer-totp';
+import { AccountDto, AccountRequestedDto, CreateAccountDto } from './dto/account.dto';
 import { hashPassword, hashToken, newSecret } from './secrets';
 
 export const VERIFICATION_LIFETIME_HOURS = 24;
@@ -50,24 +51,32 @@ export class DeveloperAccounts {
     private readonly limits: RateLimits,
   ) {}
 
-  async create(input: CreateAccountDto): Promise<AccountDto> {
+  /**
+   * Answers the same whether or not the address already has an account
+   * (OWASP Authentication Cheat Sheet, account creation), after the same
+   * argon2 hash: a new address gets the verification link, a taken one a
+   * notice to its owner. Only the mailbox's owner learns which happened.
+   */
+  async create(input: CreateAccountDto): Promise<AccountRequestedDto> {
     const email = input.email.trim();
     if (input.password.toLowerCase().includes(email.toLowerCase()) || input.password.toLowerCase() === email.split('@')[0].toLowerCase()) {
       throw new ProblemError('invalid_format', 'password must not contain the email address', { field: 'password' });
     }
     const passwordHash = await hashPassword(input.password);
-    return this.dataSource.transaction(async (manager) => {
+    await this.dataSource.transaction(async (manager) => {
       const rows: DeveloperRow[] = await manager.query(
         `INSERT INTO developers (id, company_name, email, password_hash) VALUES ($1, $2, $3, $4)
          ON CONFLICT ((lower(email))) DO NOTHING
          RETURNING id, company_name, email, email_verified_at, mfa_enabled_at, status, created_at`,
         [newId('dev'), input.company_name.trim(), email, passwordHash],
       );
-      if (rows.length === 0)
-        throw new ProblemError('conflict', 'An account with this email address already exists; log in or reset the password');
-      await this.sendVerification(manager, rows[0]);
-      return toAccountDto(rows[0]);
+      if (rows.length === 1) await this.sendVerification(manager, rows[0]);
+      else await this.sendSignUpNotice(manager, email);
     });
+    return {
+      email,
+      message: `We sent a message to ${email}. If the address is new here, it holds a link to verify it (valid for ${VERIFICATION_LIFETIME_HOURS} hours); if it already has an account, it explains how to log in.`,
+    };
   }
 
   async verify(token: string): Promise<AccountDto> {
@@ -164,13 +173,56 @@ export class DeveloperAccounts {
     );
     if (row.mfa_enabled_at) throw new ProblemError('conflict', 'MFA is already enabled on this account');
     if (!row.mfa_secret_encrypted) throw new ProblemError('bad_request', 'Start enrolment first with POST /v1/providers/account/mfa');
-    if (!authenticator.check(code, this.secretBox.open(row.mfa_secret_encrypted))) {
+    const step = matchingTotpStep(this.secretBox.open(row.mfa_secret_encrypted), code);
+    if (step === null) {
       throw new ProblemError('invalid_format', 'The code does not match; check the device clock and try the current code', {
         field: 'code',
       });
     }
-    await this.dataSource.query(`UPDATE developers SET mfa_enabled_at = now(), updated_at = now() WHERE id = $1`, [developerId]);
+    // The confirming code counts as used, so it cannot log in afterwards (RFC 6238 §5.2); of concurrent confirmations one enables.
+    const [enabled]: [Array<{ id: string }>, number] = await this.dataSource.query(
+      `UPDATE developers SET mfa_enabled_at = now(), mfa_last_step = $2, updated_at = now() WHERE id = $1 AND mfa_enabled_at IS NULL RETURNING id`,
+      [developerId, step],
+    );
+    if (enabled.length === 0) throw new ProblemError('conflict', 'MFA is already enabled on this account');
     return this.get(developerId);
+  }
+
+  /**
+   * Tells the owner of a taken address about the attempt, instead of telling
+   * the requester. At most one notice per address an hour, so sign-up
+   * attempts cannot be used to flood someone's mailbox.
+   */
+  private async sendSignUpNotice(manager: EntityManager, email: string): Promise<void> {
+    const [owner]: Array<{ company_name: string; email: string; email_verified_at: Date | null }> = await manager.query(
+      `SELECT company_name, email, email_verified_at FROM developers WHERE lower(email) = lower($1)`,
+      [email],
+    );
+    if (!owner) return; // deleted meanwhile: nothing to tell
+    try {
+      await this.limits.limiter('signup-notice', 1, 3_600).consume(owner.email.toLowerCase());
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return;
+      throw rejection;
+    }
+    const login = `${this.config.publicBaseUrl}/console/login`;
+    await this.mail.enqueue(manager, {
+      to: owner.email,
+      subject: 'Sign-up attempt with your email address',
+      text: [
+        `Hello ${owner.company_name},`,
+        '',
+        'Someone, perhaps you, just tried to create a developer account with this email address, which already has one. Nothing was changed.',
+        '',
+        'If it was you, log in instead (if you no longer know the password, reset it):',
+        login,
+        ...(owner.email_verified_at
+          ? []
+          : ['', 'The address is not verified yet: once logged in, send yourself a new verification link from your account page.']),
+        '',
+        'If it was not you, you can ignore this message: the account cannot be used without its password.',
+      ].join('\n'),
+    });
   }
 
   private async sendVerification(manager: EntityManager, developer: DeveloperRow): Promise<void> {

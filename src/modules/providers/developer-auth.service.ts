@@ -1,25 +1,30 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { authenticator } from 'otplib';
-import { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import { DataSource } from 'typeorm';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { ProblemError } from '../../common/errors/problem-error';
 import { newId } from '../../common/ids';
 import { RateLimits } from '../../common/rate-limit/rate-limits.service';
 import { PlatformTokens } from './auth/platform-tokens';
+import { claimTotpStep, matchingTotpStep } from './developer-totp';
 import { DeveloperLoginDto, DeveloperTokenDto } from './dto/account.dto';
 import { verifyPassword } from './secrets';
 
-/** Failed attempts allowed per email address (and, more loosely, per client address) per 15 minutes. */
-const FAILURES_PER_EMAIL = 5;
-const FAILURES_PER_ADDRESS = 50;
-const FAILURE_WINDOW_SECONDS = 900;
+/** Login attempts allowed per email address (known or not) and per client address in 15 minutes. */
+const ATTEMPTS_PER_EMAIL = 5;
+const ATTEMPTS_PER_ADDRESS = 50;
+const ATTEMPT_WINDOW_SECONDS = 900;
 
 /**
  * Developer console login. Unknown email and wrong password take the same time
- * and get the same answer; repeated failures for an email (known or not) lock
- * it for the rest of the window, so guessing gains nothing and reveals nothing.
+ * and get the same answer. Every attempt is counted in Redis before its
+ * password or code is checked, so however many arrive at once, on however
+ * many api instances, at most five per email address (whatever the client
+ * address) and fifty per client address (whatever the email) are ever checked
+ * in a window; the rest answer 429 before any check. An attempt whose
+ * credentials turn out right gives back the one attempt it spent, and only
+ * that one: wrong ones stay counted, so a success never reopens a lock.
  */
 @Injectable()
 export class DeveloperAuth {
@@ -32,13 +37,13 @@ export class DeveloperAuth {
     private readonly secretBox: SecretBox,
     limits: RateLimits,
   ) {
-    this.perEmail = limits.limiter('login-fail-email', FAILURES_PER_EMAIL, FAILURE_WINDOW_SECONDS);
-    this.perAddress = limits.limiter('login-fail-addr', FAILURES_PER_ADDRESS, FAILURE_WINDOW_SECONDS);
+    this.perEmail = limits.limiter('login-email', ATTEMPTS_PER_EMAIL, ATTEMPT_WINDOW_SECONDS);
+    this.perAddress = limits.limiter('login-addr', ATTEMPTS_PER_ADDRESS, ATTEMPT_WINDOW_SECONDS);
   }
 
   async login(input: DeveloperLoginDto, address: string): Promise<DeveloperTokenDto> {
     const emailKey = input.email.trim().toLowerCase();
-    await this.refuseWhenLocked(emailKey, address);
+    await this.spendAttempt(emailKey, address);
 
     const [developer]: Array<{
       id: string;
@@ -51,20 +56,21 @@ export class DeveloperAuth {
       [emailKey],
     );
     const passwordOk = await verifyPassword(developer?.password_hash ?? null, input.password);
-    if (!developer || !passwordOk) {
-      await this.recordFailure(emailKey, address);
-      throw new ProblemError('invalid_credentials', 'The email address or password is not correct');
-    }
+    if (!developer || !passwordOk) throw new ProblemError('invalid_credentials', 'The email address or password is not correct');
     if (developer.mfa_enabled_at) {
-      if (!input.totp) throw new ProblemError('mfa_required', 'This account uses two-factor authentication: send the current code as totp');
-      if (!authenticator.check(input.totp, this.secretBox.open(developer.mfa_secret_encrypted!))) {
-        await this.recordFailure(emailKey, address);
-        throw new ProblemError('mfa_required', 'The two-factor code is not correct', { field: 'totp' });
+      if (!input.totp) {
+        // The first half of a two-step sign-in with the right password: not a guess.
+        await this.giveBackAttempt(emailKey, address);
+        throw new ProblemError('mfa_required', 'This account uses two-factor authentication: send the current code as totp');
       }
+      const step = matchingTotpStep(this.secretBox.open(developer.mfa_secret_encrypted!), input.totp);
+      if (step === null) throw new ProblemError('mfa_required', 'The two-factor code is not correct', { field: 'totp' });
+      if (!(await claimTotpStep(this.dataSource, developer.id, step)))
+        throw new ProblemError('mfa_required', 'This two-factor code was already used; wait for the next code', { field: 'totp' });
     }
+    await this.giveBackAttempt(emailKey, address);
     if (developer.status === 'suspended')
       throw new ProblemError('account_suspended', 'This developer account is suspended; contact support');
-    await this.perEmail.delete(emailKey);
 
     const expiresAt = new Date(Date.now() + this.tokens.ttlSeconds * 1000);
     const sessionId = newId('ses');
@@ -84,22 +90,33 @@ export class DeveloperAuth {
     await this.dataSource.query(`UPDATE developer_sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [sessionId]);
   }
 
-  private async refuseWhenLocked(emailKey: string, address: string): Promise<void> {
-    const [email, client] = await Promise.all([this.perEmail.get(emailKey), this.perAddress.get(address)]);
-    const blocked = [email, client].filter((r) => r !== null && r.remainingPoints <= 0);
-    if (blocked.length > 0) {
-      const retry = Math.max(...blocked.map((r) => Math.ceil(r!.msBeforeNext / 1000)), 1);
+  /**
+   * Counts the attempt for the email and the client address (one atomic
+   * increment each in Redis) and refuses it when either is spent. A refused
+   * attempt still counts, so hammering a locked account gains nothing.
+   */
+  private async spendAttempt(emailKey: string, address: string): Promise<void> {
+    const outcomes = await Promise.allSettled([this.perEmail.consume(emailKey), this.perAddress.consume(address)]);
+    const refusals: RateLimiterRes[] = [];
+    for (const outcome of outcomes) {
+      if (outcome.status === 'fulfilled') continue;
+      if (!(outcome.reason instanceof RateLimiterRes)) throw outcome.reason;
+      refusals.push(outcome.reason);
+    }
+    if (refusals.length > 0) {
+      const retry = Math.max(...refusals.map((r) => Math.ceil(r.msBeforeNext / 1000)), 1);
       throw new ProblemError(
         'rate_limit_exceeded',
-        `Too many failed logins; retry in ${retry} seconds`,
+        `Too many login attempts; retry in ${retry} seconds`,
         {},
         { 'Retry-After': String(retry) },
       );
     }
   }
 
-  private async recordFailure(emailKey: string, address: string): Promise<void> {
-    // Consuming past zero rejects; the lock is what refuseWhenLocked reads next time.
-    await Promise.allSettled([this.perEmail.consume(emailKey), this.perAddress.consume(address)]);
+  /** Returns the one attempt that a request with the right credentials spent; earlier attempts stay counted. */
+  private async giveBackAttempt(emailKey: string, address: string): Promise<void> {
+    // Best effort: failing to give an attempt back must not fail a correct login.
+    await Promise.allSettled([this.perEmail.reward(emailKey, 1), this.perAddress.reward(address, 1)]);
   }
 }

@@ -69,7 +69,8 @@ export function LogIn() {
 
 export function SignUp() {
   const signup = useCall(async (company_name: string, email: string, password: string) => {
-    await request<Account>('POST', '/v1/providers/account', { body: { company_name, email, password } });
+    // The answer is the same whether or not the address already has an account; the mail tells its owner which.
+    await request('POST', '/v1/providers/account', { body: { company_name, email, password } });
     navigate(`/check-email?email=${encodeURIComponent(email)}`);
   });
   return (
@@ -114,8 +115,8 @@ export function CheckEmail() {
       <PageTitle product={PRODUCT}>Check your email</PageTitle>
       <div class="card">
         <p>
-          We sent a verification link to {email ? <strong>{email}</strong> : 'your email address'}. Open it within 24 hours to verify your
-          address.
+          We sent a message to {email ? <strong>{email}</strong> : 'your email address'}. For a new account it holds a verification link:
+          open it within 24 hours. If the address already has an account, the message explains how to log in instead.
         </p>
         <p>
           No mail? <Link href="/login">Log in</Link> and send a new link from your account page; earlier links then stop working.

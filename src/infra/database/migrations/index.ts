@@ -5,6 +5,7 @@ import { Packages1764000600000 } from './1764000600000-Packages';
 import { Webhooks1764000700000 } from './1764000700000-Webhooks';
 import { RuntimeBridge1764000800000 } from './1764000800000-RuntimeBridge';
 import { SessionCacheInvalidation1764000900000 } from './1764000900000-SessionCacheInvalidation';
+import { DeveloperLoginHardening1764001000000 } from './1764001000000-DeveloperLoginHardening';
 import { AppTokenBinding1764001300000 } from './1764001300000-AppTokenBinding';
 
 /**
@@ -19,5 +20,6 @@ export const MIGRATIONS = [
   Webhooks1764000700000,
   RuntimeBridge1764000800000,
   SessionCacheInvalidation1764000900000,
+  DeveloperLoginHardening1764001000000,
   AppTokenBinding1764001300000,
 ];

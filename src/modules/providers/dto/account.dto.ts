@@ -35,6 +35,15 @@ export class AccountDto {
   @ApiProperty() created_at: string;
 }
 
+/**
+ * The answer to account creation, the same whether the address was new or
+ * already had an account; the mail sent to the address tells which.
+ */
+export class AccountRequestedDto {
+  @ApiProperty({ description: 'The address the message was sent to, as given' }) email: string;
+  @ApiProperty({ description: 'What to do next, for people' }) message: string;
+}
+
 export class DeveloperTokenDto {
   @ApiProperty() token: string;
   @ApiProperty() token_type: 'Bearer';
