@@ -5,6 +5,7 @@ import { newId } from '../../src/common/ids';
 import type { ContactDto } from '../../src/modules/contacts/dto/contact.dto';
 import type { GroupDto } from '../../src/modules/contacts/dto/group.dto';
 import { ContactsPersonalData, GroupsPersonalData } from '../../src/modules/contacts/contacts.personal-data';
+import { ContactsService } from '../../src/modules/contacts/contacts.service';
 import { MessagesPersonalData } from '../../src/modules/messages/messages.personal-data';
 import { MessagesService } from '../../src/modules/messages/messages.service';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
@@ -44,6 +45,11 @@ describe('contacts, groups and messages (user API)', () => {
   async function addContact(user: LoggedInUser, body: Record<string, unknown>): Promise<ContactDto> {
     const res = await request(url).post('/v1/contacts').set(user.auth).send(body).expect(201);
     return res.body;
+  }
+
+  /** The service user a contact reaches: internal, the API never shows it. */
+  async function linkedUserOf(user: LoggedInUser, contactId: string): Promise<string | null> {
+    return (await app.get(ContactsService).findRecipient(user.id, contactId))!.linkedUserId;
   }
 
   async function addGroup(user: LoggedInUser, name: string, memberIds: string[]): Promise<GroupDto> {
@@ -86,7 +92,7 @@ describe('contacts, groups and messages (user API)', () => {
   });
 
   describe('contacts', () => {
-    it('creates a contact and reads it back with the spec fields plus linked_user_id and created_at', async () => {
+    it('creates a contact and reads it back with the spec fields plus connected and created_at', async () => {
       const user = alice;
       const created = await addContact(user, { name: '  Ada Lovelace ', email: 'ada.contact@example.com' });
       expect(created).toEqual({
@@ -95,12 +101,12 @@ describe('contacts, groups and messages (user API)', () => {
         email: 'ada.contact@example.com',
         relationship_score: 0,
         last_interaction: null,
-        linked_user_id: null,
+        connected: false,
         created_at: expect.stringMatching(ISO),
       });
       await request(url).get(`/v1/contacts/${created.id}`).set(user.auth).expect(200, created);
       const withoutEmail = await addContact(user, { name: 'No Email' });
-      expect(withoutEmail).toMatchObject({ email: null, linked_user_id: null });
+      expect(withoutEmail).toMatchObject({ email: null, connected: false });
     });
 
     describe('refuses invalid input with 400 BAD_REQUEST naming the field', () => {
@@ -132,30 +138,35 @@ describe('contacts, groups and messages (user API)', () => {
       await addContact(bob, { name: 'Elsewhere', email: 'twice@example.com' });
     });
 
-    it('links a contact to the service user who owns its email, but never to the owner', async () => {
+    it('links a contact to the service user who verified its email, but never to the owner, and shows neither', async () => {
       const linked = await addContact(carol, { name: 'Bob', email: 'Bob.CM@example.com' });
-      expect(linked.linked_user_id).toBe(bob.id);
+      expect(await linkedUserOf(carol, linked.id)).toBe(bob.id);
+      expect(linked).toMatchObject({ connected: false });
+      expect(JSON.stringify(linked)).not.toContain('usr_');
       const self = await addContact(carol, { name: 'Me', email: 'carol.cm@example.com' });
-      expect(self.linked_user_id).toBeNull();
+      expect(await linkedUserOf(carol, self.id)).toBeNull();
     });
 
     it('PATCH renames, relinks on a new email and unlinks on email null', async () => {
       const [owner, first, second] = [alice, bob, carol];
       const contact = await addContact(owner, { name: 'Somebody', email: 'bob.cm@example.com' });
-      expect(contact.linked_user_id).toBe(first.id);
+      expect(await linkedUserOf(owner, contact.id)).toBe(first.id);
 
       const renamed = await request(url).patch(`/v1/contacts/${contact.id}`).set(owner.auth).send({ name: 'Renamed' }).expect(200);
-      expect(renamed.body).toMatchObject({ id: contact.id, name: 'Renamed', email: 'bob.cm@example.com', linked_user_id: first.id });
+      expect(renamed.body).toMatchObject({ id: contact.id, name: 'Renamed', email: 'bob.cm@example.com', connected: false });
+      expect(await linkedUserOf(owner, contact.id)).toBe(first.id);
 
       const relinked = await request(url)
         .patch(`/v1/contacts/${contact.id}`)
         .set(owner.auth)
         .send({ email: 'carol.cm@example.com' })
         .expect(200);
-      expect(relinked.body).toMatchObject({ name: 'Renamed', email: 'carol.cm@example.com', linked_user_id: second.id });
+      expect(relinked.body).toMatchObject({ name: 'Renamed', email: 'carol.cm@example.com' });
+      expect(await linkedUserOf(owner, contact.id)).toBe(second.id);
 
       const unlinked = await request(url).patch(`/v1/contacts/${contact.id}`).set(owner.auth).send({ email: null }).expect(200);
-      expect(unlinked.body).toMatchObject({ email: null, linked_user_id: null });
+      expect(unlinked.body).toMatchObject({ email: null, connected: false });
+      expect(await linkedUserOf(owner, contact.id)).toBeNull();
 
       expectBadRequest(await request(url).patch(`/v1/contacts/${contact.id}`).set(owner.auth).send({ name: '' }), 'name');
       expectBadRequest(await request(url).patch(`/v1/contacts/${contact.id}`).set(owner.auth).send({ name: null }), 'name');
@@ -211,7 +222,7 @@ describe('contacts, groups and messages (user API)', () => {
           email: null,
           relationship_score: 0,
           last_interaction: null,
-          linked_user_id: null,
+          connected: false,
           created_at: expect.stringMatching(ISO),
         });
       });
@@ -446,6 +457,7 @@ describe('contacts, groups and messages (user API)', () => {
         recipient_id: group.id,
         recipient_kind: 'group',
         recipient_user_ids: [linkedUser.id],
+        sender_contact_ids: {},
         contact_ids: expect.arrayContaining(members.map((m) => m.id)),
         type: 'markdown',
         content: '**Stand-up** at ten',
@@ -470,6 +482,7 @@ describe('contacts, groups and messages (user API)', () => {
         recipient_id: contact.id,
         recipient_kind: 'contact',
         recipient_user_ids: [carol.id],
+        sender_contact_ids: {},
         contact_ids: [contact.id],
         type: 'text',
         content: 'event please',
@@ -616,8 +629,13 @@ describe('contacts, groups and messages (user API)', () => {
       const bob = await newUser('bob.history@example.com', 'Bob');
       const bobForAlice = await addContact(alice, { name: 'Bob', email: 'bob.history@example.com' });
       const aliceForBob = await addContact(bob, { name: 'Alice', email: 'alice.history@example.com' });
-      expect(bobForAlice.linked_user_id).toBe(bob.id);
-      expect(aliceForBob.linked_user_id).toBe(alice.id);
+      // Each added the other's verified address: the contacts are connected.
+      expect(bobForAlice.connected).toBe(false);
+      expect(aliceForBob.connected).toBe(true);
+      await request(url)
+        .get(`/v1/contacts/${bobForAlice.id}`)
+        .set(alice.auth)
+        .expect(200, { ...bobForAlice, connected: true });
       // Not in the thread: a message to a group Bob is in, and a message to someone else.
       const group = await addGroup(alice, 'With Bob', [bobForAlice.id]);
       const someoneElse = await addContact(alice, { name: 'Someone else' });
@@ -637,7 +655,7 @@ describe('contacts, groups and messages (user API)', () => {
         {
           id: sent[4],
           direction: 'outbound',
-          sender_id: alice.id,
+          sender_contact_id: null,
           recipient_id: bobForAlice.id,
           type: 'text',
           content: 'message 5',
@@ -647,7 +665,7 @@ describe('contacts, groups and messages (user API)', () => {
         {
           id: sent[3],
           direction: 'inbound',
-          sender_id: bob.id,
+          sender_contact_id: bobForAlice.id,
           recipient_id: alice.id,
           type: 'text',
           content: 'message 4',
@@ -808,7 +826,7 @@ describe('contacts, groups and messages (user API)', () => {
     const manager = dataSource.manager;
     expect(app.get(ContactsPersonalData).section).toBe('contacts');
     expect(await app.get(ContactsPersonalData).exportFor(user.id, manager)).toEqual([
-      expect.objectContaining({ id: contact.id, name: 'Friend', email: 'export.friend@example.com', linked_user_id: friend.id }),
+      expect.objectContaining({ id: contact.id, name: 'Friend', email: 'export.friend@example.com', connected: true }),
     ]);
     expect(await app.get(GroupsPersonalData).exportFor(user.id, manager)).toEqual([
       expect.objectContaining({ id: group.id, name: 'Export group', member_ids: [contact.id] }),
@@ -821,12 +839,14 @@ describe('contacts, groups and messages (user API)', () => {
         recipient_id: group.id,
         content: 'to the group',
         created_at: sent.created_at,
-        recipients: [{ contact_id: contact.id, recipient_user_id: friend.id, status: 'sent', delivered_at: null, read_at: null }],
+        recipients: [{ contact_id: contact.id, status: 'sent', delivered_at: null, read_at: null }],
       }),
     ]);
     expect(messages.received).toEqual([
-      expect.objectContaining({ id: received.id, sender_id: friend.id, content: 'reply', created_at: received.created_at }),
+      expect.objectContaining({ id: received.id, sender_contact_id: contact.id, content: 'reply', created_at: received.created_at }),
     ]);
+    // Other users appear by the exporting user's contact ids only.
+    expect(JSON.stringify(messages).match(/usr_[A-Za-z0-9]+/g) ?? []).toEqual([]);
     expect('eraseWithSoul' in app.get(MessagesPersonalData)).toBe(false);
   });
 });

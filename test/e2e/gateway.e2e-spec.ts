@@ -165,7 +165,7 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
         connection_id: expect.any(String),
         heartbeat_ms: HEARTBEAT_MS,
         expires_at: expect.any(String),
-        presence: [{ user_id: bob.id, status: 'offline' }],
+        presence: [{ contact_id: bobAtAlice, status: 'offline' }],
       });
     });
 
@@ -194,7 +194,7 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
       expect(inbound.data).toEqual({
         id: ack.data.id,
         direction: 'inbound',
-        sender_id: alice.id,
+        sender_contact_id: aliceAtBob,
         recipient_id: bob.id,
         recipient_kind: 'contact',
         type: 'text',
@@ -207,7 +207,7 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
 
       // The first delivery to Bob's socket is reported back to the sender's sessions.
       const delivered = await sender.next('message.delivered');
-      expect(delivered.data).toEqual({ message_id: ack.data.id, recipient_user_id: bob.id, delivered_at: expect.any(String) });
+      expect(delivered.data).toEqual({ message_id: ack.data.id, contact_id: bobAtAlice, delivered_at: expect.any(String) });
       // The sending socket has its ack; it is not echoed its own message.
       await sender.none('message.created');
     });
@@ -263,14 +263,18 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
       await reader.next('message.created', (f) => f.data.id === data.id);
       reader.send({ type: 'message.read', id: 'read-1', data: { message_ids: [data.id] } });
       expect((await reader.next('ack', (f) => f.id === 'read-1')).data).toEqual({ read: [data.id] });
-      expect((await sender.next('message.read')).data).toEqual({ message_id: data.id, reader_id: bob.id, read_at: expect.any(String) });
+      expect((await sender.next('message.read')).data).toEqual({
+        message_id: data.id,
+        contact_id: bobAtAlice,
+        read_at: expect.any(String),
+      });
     });
 
     it('relays typing to the contact’s user on the other instance', async () => {
       const typist = await ready(apiA.url, bob.token);
       const watcher = await ready(apiB.url, alice.token);
       typist.send({ type: 'typing', data: { recipient_id: aliceAtBob } });
-      expect((await watcher.next('typing')).data).toEqual({ user_id: bob.id, recipient_kind: 'contact', state: 'started' });
+      expect((await watcher.next('typing')).data).toEqual({ contact_id: bobAtAlice, recipient_kind: 'contact', state: 'started' });
     });
 
     it('replays messages received while offline on reconnect with since, recognisable by id', async () => {
@@ -306,23 +310,23 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
       const watcher = await ready(apiA.url, alice.token);
       const outsider = await ready(apiA.url, carol.token);
       const bobClient = await ready(apiB.url, bob.token);
-      expect((await watcher.next('presence.updated', (f) => f.data.user_id === bob.id)).data).toMatchObject({ status: 'online' });
+      expect((await watcher.next('presence.updated', (f) => f.data.contact_id === bobAtAlice)).data).toMatchObject({ status: 'online' });
       bobClient.send({ type: 'presence.set', id: 'p-1', data: { status: 'dnd' } });
       await bobClient.next('ack', (f) => f.id === 'p-1');
-      expect((await watcher.next('presence.updated', (f) => f.data.user_id === bob.id)).data).toMatchObject({ status: 'dnd' });
+      expect((await watcher.next('presence.updated', (f) => f.data.contact_id === bobAtAlice)).data).toMatchObject({ status: 'dnd' });
       bobClient.close();
-      expect((await watcher.next('presence.updated', (f) => f.data.user_id === bob.id)).data).toMatchObject({ status: 'offline' });
-      await outsider.none('presence.updated', (f) => f.data.user_id === bob.id, 50);
+      expect((await watcher.next('presence.updated', (f) => f.data.contact_id === bobAtAlice)).data).toMatchObject({ status: 'offline' });
+      await outsider.none('presence.updated', (f) => f.data.user_id !== carol.id, 50);
     });
 
     it('drops a client that stops answering pings after two intervals and marks it offline', async () => {
       const watcher = await ready(apiA.url, alice.token);
       const silent = await ready(apiB.url, bob.token, { autoPong: false });
-      await watcher.next('presence.updated', (f) => f.data.user_id === bob.id && f.data.status === 'online');
+      await watcher.next('presence.updated', (f) => f.data.contact_id === bobAtAlice && f.data.status === 'online');
       const started = Date.now();
       expect((await silent.closed).code).toBe(1006);
       expect(Date.now() - started).toBeLessThan(HEARTBEAT_MS * 5);
-      expect((await watcher.next('presence.updated', (f) => f.data.user_id === bob.id)).data).toMatchObject({ status: 'offline' });
+      expect((await watcher.next('presence.updated', (f) => f.data.contact_id === bobAtAlice)).data).toMatchObject({ status: 'offline' });
     });
   });
 
@@ -393,10 +397,10 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
       const watcher = await ready(apiA.url, alice.token);
       const { api, url } = await spawnApi();
       const victim = await ready(url, bob.token);
-      await watcher.next('presence.updated', (f) => f.data.user_id === bob.id && f.data.status === 'online');
+      await watcher.next('presence.updated', (f) => f.data.contact_id === bobAtAlice && f.data.status === 'online');
       api.child.kill('SIGKILL');
       await victim.closed;
-      const offline = await watcher.next('presence.updated', (f) => f.data.user_id === bob.id, HEARTBEAT_MS * 10);
+      const offline = await watcher.next('presence.updated', (f) => f.data.contact_id === bobAtAlice, HEARTBEAT_MS * 10);
       expect(offline.data.status).toBe('offline');
     });
   });

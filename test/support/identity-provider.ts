@@ -20,6 +20,8 @@ export interface TokenOptions {
   sub?: string;
   name?: string;
   email?: string;
+  /** The `email_verified` claim (Firebase sets it on every token with an email): true unless set. */
+  emailVerified?: boolean;
   issuer?: string;
   audience?: string;
   expiresInSeconds?: number;
@@ -74,7 +76,11 @@ export class TestIdentityProvider {
     const key = options.unpublishedKey
       ? this.unpublished
       : (this.published.find((k) => k.kid === options.kid) ?? this.published[this.published.length - 1]);
-    const claims: Record<string, unknown> = { name: options.name ?? 'Ada Lovelace', email: options.email ?? 'ada@example.com' };
+    const claims: Record<string, unknown> = {
+      name: options.name ?? 'Ada Lovelace',
+      email: options.email ?? 'ada@example.com',
+      email_verified: options.emailVerified ?? true,
+    };
     const authTime = options.authTime === undefined ? now - 60 : options.authTime;
     if (authTime !== null) claims.auth_time = authTime;
     const jwt = new SignJWT(claims)

@@ -5,8 +5,9 @@ import { useEffect, useState } from 'preact/hooks';
  * one WebSocket per signed-in page, reconnected with capped exponential
  * backoff and jitter, resuming with `since` (the `created_at` of the newest
  * message seen) so nothing sent while offline is missed. Pages subscribe to
- * event types with `on`; presence of mutual contacts and realtime capability
- * subscriptions are kept here so they survive reconnects.
+ * event types with `on`; presence of mutual contacts (by the user's own
+ * contact id for them: the server never names other users by their user id)
+ * and realtime capability subscriptions are kept here so they survive reconnects.
  */
 export interface GatewayFrame {
   type: string;
@@ -75,9 +76,9 @@ export class GatewayClient {
     this.connect();
   }
 
-  /** Whether the last `ready` listed this user as a mutual contact. */
-  knowsPresenceOf(userId: string): boolean {
-    return this.presence.has(userId);
+  /** Whether the last `ready` listed this contact as a mutual one. */
+  knowsPresenceOf(contactId: string): boolean {
+    return this.presence.has(contactId);
   }
 
   on(type: string, handler: Handler): () => void {
@@ -207,15 +208,16 @@ export class GatewayClient {
       this.presence.clear();
       const list = Array.isArray(data.presence) ? data.presence : [];
       for (const entry of list as Array<Record<string, unknown>>) {
-        if (entry && typeof entry.user_id === 'string' && typeof entry.status === 'string') this.presence.set(entry.user_id, entry.status);
+        if (entry && typeof entry.contact_id === 'string' && typeof entry.status === 'string')
+          this.presence.set(entry.contact_id, entry.status);
       }
       for (const sub of this.capabilitySubscriptions.values()) {
         void this.send('capability.subscribe', { install_id: sub.install_id, capability: sub.capability }, true).catch(() => undefined);
       }
       this.setState('open');
     }
-    if (frame.type === 'presence.updated' && typeof data.user_id === 'string' && typeof data.status === 'string') {
-      this.presence.set(data.user_id, data.status);
+    if (frame.type === 'presence.updated' && typeof data.contact_id === 'string' && typeof data.status === 'string') {
+      this.presence.set(data.contact_id, data.status);
     }
     if (frame.type === 'message.created') this.noteMessage(data.created_at);
     if (frame.type === 'sync.complete' && data.more === true && typeof data.until === 'string') {
@@ -247,21 +249,20 @@ export function useConnectionState(): ConnectionState {
   return state;
 }
 
-/** The presence of one user (a contact's linked user), live. */
 /**
- * The presence of one user (a contact's linked user), live. With
- * `refreshIfUnknown` (a conversation page), a linked contact that the last
- * `ready` did not list, who may have become a mutual contact since, makes the
- * gateway connect again once so their presence is known.
+ * The presence of the person behind one of the user's contacts, live (only a
+ * `connected` contact has any). With `refreshIfUnknown` (a conversation page),
+ * a connected contact that the last `ready` did not list, who became mutual
+ * since, makes the gateway connect again once so their presence is known.
  */
-export function usePresence(userId: string | null | undefined, refreshIfUnknown = false): string | null {
-  const [status, setStatus] = useState<string | null>(userId ? (gateway.presence.get(userId) ?? null) : null);
+export function usePresence(contactId: string | null | undefined, refreshIfUnknown = false): string | null {
+  const [status, setStatus] = useState<string | null>(contactId ? (gateway.presence.get(contactId) ?? null) : null);
   useEffect(() => {
-    if (!userId) return;
+    if (!contactId) return;
     let refreshed = false;
     const refresh = () => {
-      setStatus(gateway.presence.get(userId) ?? null);
-      if (refreshIfUnknown && !refreshed && gateway.state === 'open' && !gateway.knowsPresenceOf(userId)) {
+      setStatus(gateway.presence.get(contactId) ?? null);
+      if (refreshIfUnknown && !refreshed && gateway.state === 'open' && !gateway.knowsPresenceOf(contactId)) {
         refreshed = true;
         gateway.refresh();
       }
@@ -269,6 +270,6 @@ export function usePresence(userId: string | null | undefined, refreshIfUnknown 
     refresh();
     const offs = [gateway.on('presence.updated', refresh), gateway.on('ready', refresh)];
     return () => offs.forEach((off) => off());
-  }, [userId, refreshIfUnknown]);
+  }, [contactId, refreshIfUnknown]);
   return status;
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import { newId } from '../../common/ids';
 import { SoulService } from '../soul/soul.service';
 import { ACCESS_TOKEN_TTL_SECONDS, AccessTokens } from './access-tokens';
@@ -8,6 +8,22 @@ import { LoginResultDto } from './dto/auth.dto';
 import { IdentityTokenVerifier } from './identity-token.verifier';
 import { SessionCache } from './session-cache';
 import { Sessions } from './sessions.service';
+import { UsersService } from './users.service';
+
+/** Deadlock, serialization failure, unique violation: a concurrent login got in the way; the whole login runs again. */
+const RETRYABLE_CODES = new Set(['40P01', '40001', '23505']);
+const LOGIN_ATTEMPTS = 3;
+
+async function retryOnConflict<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const code = error instanceof QueryFailedError ? (error.driverError as { code?: string } | undefined)?.code : undefined;
+      if (attempt >= LOGIN_ATTEMPTS || code === undefined || !RETRYABLE_CODES.has(code)) throw error;
+    }
+  }
+}
 
 /** Login: trade a verified identity provider token for the service's own access token. */
 @Injectable()
@@ -19,25 +35,32 @@ export class AuthService {
     private readonly sessions: Sessions,
     private readonly souls: SoulService,
     private readonly checkedSessions: SessionCache,
+    private readonly users: UsersService,
   ) {}
 
   async login(firebaseToken: string): Promise<LoginResultDto> {
     const identity = await this.verifier.verify(firebaseToken);
     const expiresAt = new Date(Date.now() + ACCESS_TOKEN_TTL_SECONDS * 1000);
 
-    const { user, sessionId } = await this.dataSource.transaction(async (manager) => {
-      // Upsert on the identity provider subject: concurrent first logins create one user.
-      const [row]: Array<{ id: string; name: string; email: string | null; created: boolean }> = await manager.query(
-        `INSERT INTO users (id, idp_subject, name, email) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (idp_subject) DO UPDATE
-           SET name = COALESCE(EXCLUDED.name, users.name), email = COALESCE(EXCLUDED.email, users.email), updated_at = now()
-         RETURNING id, name, email, (xmax = 0) AS created`,
-        [newId('usr'), identity.subject, identity.name ?? identity.email?.split('@')[0] ?? '', identity.email],
-      );
-      if (row.created) await this.souls.createInitial(manager, row.id);
-      const session = await this.sessions.open(manager, row.id, expiresAt);
-      return { user: row, sessionId: session.id };
-    });
+    // Only an address the provider vouches for takes part in linking contacts; `email` stays the display address.
+    const verifiedEmail = identity.emailVerified ? identity.email : null;
+
+    const { user, sessionId } = await retryOnConflict(() =>
+      this.dataSource.transaction(async (manager) => {
+        // Upsert on the identity provider subject: concurrent first logins create one user.
+        const [row]: Array<{ id: string; name: string; email: string | null; created: boolean }> = await manager.query(
+          `INSERT INTO users (id, idp_subject, name, email) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (idp_subject) DO UPDATE
+             SET name = COALESCE(EXCLUDED.name, users.name), email = COALESCE(EXCLUDED.email, users.email), updated_at = now()
+           RETURNING id, name, email, (xmax = 0) AS created`,
+          [newId('usr'), identity.subject, identity.name ?? identity.email?.split('@')[0] ?? '', identity.email],
+        );
+        if (row.created) await this.souls.createInitial(manager, row.id);
+        await this.users.restateVerifiedEmail(manager, row.id, verifiedEmail);
+        const session = await this.sessions.open(manager, row.id, expiresAt);
+        return { user: row, sessionId: session.id };
+      }),
+    );
     // A later login may have changed the name or email that checked sessions of this user carry.
     if (!user.created) this.checkedSessions.forgetUser(user.id);
 

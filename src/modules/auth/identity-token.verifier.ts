@@ -8,6 +8,8 @@ export interface VerifiedIdentity {
   subject: string;
   name: string | null;
   email: string | null;
+  /** The provider vouches that the subject controls `email` (`email_verified: true`, the boolean itself, nothing truthy). */
+  emailVerified: boolean;
 }
 
 const CLOCK_TOLERANCE_SECONDS = 5;
@@ -60,6 +62,7 @@ export class IdentityTokenVerifier {
       subject: payload.sub,
       name: typeof payload.name === 'string' ? payload.name : null,
       email: typeof payload.email === 'string' ? payload.email : null,
+      emailVerified: typeof payload.email === 'string' && payload.email_verified === true,
     };
   }
 }

@@ -14,6 +14,9 @@ const USERS_KEPT = 20_000;
 const SESSIONS_KEPT_PER_USER = 32;
 const RECONNECT_AFTER_MS = 1_000;
 
+/** Told the user id of every announced change, or null when changes may have gone unannounced (see `SessionCache.watch`). */
+export type UserAuthWatcher = (userId: string | null) => void;
+
 interface CheckedSession {
   user: AuthenticatedUser;
   /** Epoch ms until which the check stands: the TTL, or the session's end if sooner. */
@@ -41,6 +44,7 @@ interface CheckedSession {
 export class SessionCache implements OnApplicationShutdown {
   private readonly logger = new Logger(SessionCache.name);
   private readonly users = new LruMap<string, Map<string, CheckedSession>>(USERS_KEPT);
+  private readonly watchers = new Set<UserAuthWatcher>();
   private generation = 0;
   private listener: Client | null = null;
   private listening = false;
@@ -84,6 +88,21 @@ export class SessionCache implements OnApplicationShutdown {
     return this.listening;
   }
 
+  /**
+   * Calls `watcher` after the cache has dropped a user on a `user_auth_changed`
+   * notification (from any process, this one included), with that user's id;
+   * and with null when the listening connection (re)starts, since changes made
+   * while it was down were not announced. Long-lived holders of a session (the
+   * gateway's sockets) re-check it then, so a revocation reaches them on every
+   * instance. Starts listening at once rather than at the first lookup.
+   * Returns a function that stops watching.
+   */
+  watch(watcher: UserAuthWatcher): () => void {
+    this.watchers.add(watcher);
+    this.listen();
+    return () => this.watchers.delete(watcher);
+  }
+
   /** Drops what this process remembers about a user; call after committing a change to their sessions, tier, profile or soul. */
   forgetUser(userId: string): void {
     this.generation += 1;
@@ -96,6 +115,16 @@ export class SessionCache implements OnApplicationShutdown {
     const listener = this.listener;
     this.listener = null;
     await listener?.end().catch(() => undefined);
+  }
+
+  private tell(userId: string | null): void {
+    for (const watcher of this.watchers) {
+      try {
+        watcher(userId);
+      } catch (error) {
+        this.logger.error({ err: error }, 'user auth watcher failed');
+      }
+    }
   }
 
   private forgetAll(): void {
@@ -118,7 +147,9 @@ export class SessionCache implements OnApplicationShutdown {
       void client.end().catch(() => undefined);
     };
     client.on('notification', (message) => {
-      if (message.payload) this.forgetUser(message.payload);
+      if (!message.payload) return;
+      this.forgetUser(message.payload);
+      this.tell(message.payload);
     });
     client.on('error', (error) => lost(error.message));
     client.on('end', () => lost('connection closed'));
@@ -131,6 +162,7 @@ export class SessionCache implements OnApplicationShutdown {
         // Changes made before LISTEN took effect were not announced to us: start from nothing.
         this.forgetAll();
         this.listening = true;
+        this.tell(null);
       })
       .catch(async (error: Error) => {
         this.logger.warn(`session cache listener could not connect: ${error.message}`);

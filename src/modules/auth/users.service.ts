@@ -1,12 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId } from '../../common/ids';
 import { AuthenticatedUser } from './authenticated-user';
 import { MeDto, OperatorUserDto } from './dto/auth.dto';
 import { UserEntity, UserTier } from './entities/user.entity';
 import { SessionCache } from './session-cache';
+
+/** First key of the advisory lock a claim of a verified address takes (the second is the address's hash). */
+const VERIFIED_EMAIL_LOCK = 7_340_213;
 
 /** Profiles of service users. */
 @Injectable()
@@ -27,14 +30,32 @@ export class UsersService {
     return this.users.findOne({ where: { id: userId } });
   }
 
-  /** Service users with this email address (contacts link to them). */
-  async findIdByEmail(email: string): Promise<string | null> {
-    const user = await this.users
-      .createQueryBuilder('u')
-      .where('lower(u.email) = lower(:email)', { email })
-      .orderBy('u.created_at')
-      .getOne();
-    return user?.id ?? null;
+  /**
+   * Makes `address` the user's verified address, inside the login transaction.
+   * `address` is the token's email when the token says `email_verified: true`,
+   * else null. The latest verified proof wins: the address is taken from
+   * whoever held it (their `verified_email` becomes NULL), and contacts with
+   * that email reach the new holder from this commit on (contacts derive their
+   * link from `verified_email`). A login without a verified email lets go of
+   * the address the user held; it never takes anyone else's.
+   */
+  async restateVerifiedEmail(manager: EntityManager, userId: string, address: string | null): Promise<void> {
+    if (address === null) {
+      await manager.query(`UPDATE users SET verified_email = NULL WHERE id = $1 AND verified_email IS NOT NULL`, [userId]);
+      return;
+    }
+    const [current]: Array<{ held: boolean }> = await manager.query(`SELECT verified_email = lower($2) AS held FROM users WHERE id = $1`, [
+      userId,
+      address,
+    ]);
+    if (current?.held) return;
+    // Claims of one address queue here, so concurrent logins never collide on the unique index; the next one takes it over.
+    await manager.query(`SELECT pg_advisory_xact_lock($1, hashtext(lower($2)))`, [VERIFIED_EMAIL_LOCK, address]);
+    await manager.query(`UPDATE users SET verified_email = NULL, updated_at = now() WHERE verified_email = lower($1) AND id <> $2`, [
+      address,
+      userId,
+    ]);
+    await manager.query(`UPDATE users SET verified_email = lower($1) WHERE id = $2`, [address, userId]);
   }
 
   async setTier(userId: string, tier: UserTier): Promise<OperatorUserDto> {

@@ -13,7 +13,9 @@ export class ContactsController {
   constructor(private readonly contacts: ContactsService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Add a contact; an email of another service user links the contact to that user' })
+  @ApiOperation({
+    summary: 'Add a contact; messages to it reach the service user who verified its email, which the answer never tells (see `connected`)',
+  })
   @ApiCreatedResponse({ type: ContactDto })
   create(@CurrentUser() user: AuthenticatedUser, @Body() body: CreateContactDto): Promise<ContactDto> {
     return this.contacts.create(user.id, body);

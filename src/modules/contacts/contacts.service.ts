@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, QueryFailedError, Repository } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { isId, newId } from '../../common/ids';
-import { UsersService } from '../auth/users.service';
+import { connectedSql, linkedUserSql } from './contact-links';
 import { ContactDto, ContactListDto, CreateContactDto, UpdateContactDto } from './dto/contact.dto';
 import { Page } from './dto/page-query.dto';
 import { ContactEntity } from './entities/contact.entity';
@@ -12,22 +12,31 @@ import { decayedWeightSql, relationshipScoreSql } from './relationship-score';
 /** A contact as a message recipient: who gets the `message_recipients` row. */
 export interface Recipient {
   contactId: string;
-  /** The service user behind the contact, if any. */
+  /** The service user behind the contact, if any: internal, never shown to the owner. */
   linkedUserId: string | null;
+}
+
+/** A person the user and they have both added: presence and typing are shared between them. */
+export interface MutualLink {
+  userId: string;
+  /** The user's contact for them. */
+  contactId: string;
+  /** Their contact for the user. */
+  theirContactId: string;
 }
 
 interface ContactRow {
   id: string;
   name: string;
   email: string | null;
-  linked_user_id: string | null;
+  connected: boolean;
   relationship_score: number;
   last_interaction: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const CONTACT_COLUMNS = `c.id, c.name, c.email, c.linked_user_id, c.last_interaction, c.created_at, c.updated_at,
+const CONTACT_COLUMNS = `c.id, c.name, c.email, ${connectedSql('c')} AS connected, c.last_interaction, c.created_at, c.updated_at,
   ${relationshipScoreSql('c')} AS relationship_score`;
 
 export function toContactDto(row: ContactRow): ContactDto {
@@ -37,7 +46,7 @@ export function toContactDto(row: ContactRow): ContactDto {
     email: row.email,
     relationship_score: row.relationship_score,
     last_interaction: row.last_interaction?.toISOString() ?? null,
-    linked_user_id: row.linked_user_id,
+    connected: row.connected,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -57,21 +66,12 @@ function isDuplicateEmail(error: unknown): boolean {
  */
 @Injectable()
 export class ContactsService {
-  constructor(
-    @InjectRepository(ContactEntity) private readonly contacts: Repository<ContactEntity>,
-    private readonly users: UsersService,
-  ) {}
+  constructor(@InjectRepository(ContactEntity) private readonly contacts: Repository<ContactEntity>) {}
 
   async create(userId: string, input: CreateContactDto): Promise<ContactDto> {
     const email = input.email ?? null;
     if (email !== null) await this.refuseDuplicateEmail(userId, email);
-    const entity = this.contacts.create({
-      id: newId('con'),
-      userId,
-      name: input.name,
-      email,
-      linkedUserId: await this.linkFor(userId, email),
-    });
+    const entity = this.contacts.create({ id: newId('con'), userId, name: input.name, email });
     try {
       await this.contacts.insert(entity);
     } catch (error) {
@@ -100,7 +100,7 @@ export class ContactsService {
     return toContactDto(row);
   }
 
-  /** Renames and/or changes the email; a new email is linked afresh, `null` removes it. */
+  /** Renames and/or changes the email; the link follows the email, `null` removes both. */
   async update(userId: string, contactId: string, patch: UpdateContactDto): Promise<ContactDto> {
     if (!isId(contactId, 'con')) throw notFound(contactId);
     const changed = await this.contacts.manager.transaction(async (manager) => {
@@ -113,7 +113,6 @@ export class ContactsService {
           await this.refuseDuplicateEmail(userId, email, manager);
         }
         entity.email = email;
-        entity.linkedUserId = await this.linkFor(userId, email);
       }
       try {
         await manager.save(entity);
@@ -143,8 +142,31 @@ export class ContactsService {
   /** The contact as a recipient, or null when it is not one of the user's contacts. */
   async findRecipient(userId: string, contactId: string, manager: EntityManager = this.contacts.manager): Promise<Recipient | null> {
     if (!isId(contactId, 'con')) return null;
-    const entity = await manager.findOne(ContactEntity, { where: { id: contactId, userId } });
-    return entity ? { contactId: entity.id, linkedUserId: entity.linkedUserId } : null;
+    const rows: Array<{ id: string; linked_user_id: string | null }> = await manager.query(
+      `SELECT c.id, ${linkedUserSql('c')} AS linked_user_id FROM contacts c WHERE c.id = $1 AND c.user_id = $2`,
+      [contactId, userId],
+    );
+    return rows.length > 0 ? { contactId: rows[0].id, linkedUserId: rows[0].linked_user_id } : null;
+  }
+
+  /**
+   * The contact each of `ownerIds` has for user `otherUserId` (the one linked
+   * to them), by owner; owners without one are absent. How a frame or message
+   * about `otherUserId` names them to each of those owners.
+   */
+  async contactIdsFor(
+    ownerIds: string[],
+    otherUserId: string,
+    manager: EntityManager = this.contacts.manager,
+  ): Promise<Map<string, string>> {
+    if (ownerIds.length === 0) return new Map();
+    const rows: Array<{ user_id: string; id: string }> = await manager.query(
+      `SELECT k.user_id, k.id
+         FROM users ku JOIN contacts k ON k.user_id = ANY($1::text[]) AND k.email IS NOT NULL AND lower(k.email) = ku.verified_email
+        WHERE ku.id = $2 AND k.user_id <> ku.id`,
+      [ownerIds, otherUserId],
+    );
+    return new Map(rows.map((row) => [row.user_id, row.id]));
   }
 
   /**
@@ -170,14 +192,18 @@ export class ContactsService {
    * them and they have a contact linked to the user. Presence is shared only
    * between them, so adding someone's email does not reveal when they are online.
    */
-  async mutualLinkedUserIds(userId: string): Promise<string[]> {
-    const rows: Array<{ id: string }> = await this.contacts.query(
-      `SELECT DISTINCT mine.linked_user_id AS id
-         FROM contacts mine JOIN contacts theirs ON theirs.user_id = mine.linked_user_id AND theirs.linked_user_id = mine.user_id
-        WHERE mine.user_id = $1`,
+  async mutualLinks(userId: string): Promise<MutualLink[]> {
+    const rows: Array<{ user_id: string; contact_id: string; their_contact_id: string }> = await this.contacts.query(
+      `SELECT lu.id AS user_id, mine.id AS contact_id, back.id AS their_contact_id
+         FROM users me
+         JOIN contacts mine ON mine.user_id = me.id AND mine.email IS NOT NULL
+         JOIN users lu ON lu.verified_email = lower(mine.email) AND lu.id <> me.id
+         JOIN contacts back ON back.user_id = lu.id AND back.email IS NOT NULL AND lower(back.email) = me.verified_email
+        WHERE me.id = $1
+        ORDER BY mine.id`,
       [userId],
     );
-    return rows.map((row) => row.id);
+    return rows.map((row) => ({ userId: row.user_id, contactId: row.contact_id, theirContactId: row.their_contact_id }));
   }
 
   /**
@@ -217,13 +243,6 @@ export class ContactsService {
       userId,
     ]);
     return rows[0] ?? null;
-  }
-
-  /** The service user with this email, unless it is the owner: nobody is linked to themselves. */
-  private async linkFor(userId: string, email: string | null): Promise<string | null> {
-    if (email === null) return null;
-    const linked = await this.users.findIdByEmail(email);
-    return linked === userId ? null : linked;
   }
 
   private async refuseDuplicateEmail(userId: string, email: string, manager: EntityManager = this.contacts.manager): Promise<void> {

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { isId, newId } from '../../common/ids';
+import { linkedUserSql } from './contact-links';
 import { ContactsService, Recipient } from './contacts.service';
 import { CreateGroupDto, GroupDto, GroupListDto, UpdateGroupDto } from './dto/group.dto';
 import { Page } from './dto/page-query.dto';
@@ -110,7 +111,7 @@ export class GroupsService {
     const group = await manager.findOne(GroupEntity, { where: { id: groupId, userId } });
     if (!group) return null;
     const rows: Array<{ id: string; linked_user_id: string | null }> = await manager.query(
-      `SELECT c.id, c.linked_user_id FROM group_members m JOIN contacts c ON c.id = m.contact_id
+      `SELECT c.id, ${linkedUserSql('c')} AS linked_user_id FROM group_members m JOIN contacts c ON c.id = m.contact_id
         WHERE m.group_id = $1 ORDER BY m.added_at, c.id`,
       [groupId],
     );

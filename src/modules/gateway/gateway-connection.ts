@@ -6,6 +6,8 @@ import { CLOSE, ServerFrame } from './gateway-protocol';
 
 /** Message ids a connection sent itself, remembered so it is not echoed its own `message.created`. */
 const REMEMBERED_SENDS = 200;
+/** Bus messages held during a session re-check (one database lookup); past this the socket is closed (1011) rather than held without bound. */
+const MAX_HELD_MESSAGES = 1000;
 
 export interface FrameBudget {
   framesPerSecond: number;
@@ -22,13 +24,18 @@ export class GatewayConnection {
   readonly stoppers = new Map<string, () => void>();
   readonly timers: NodeJS.Timeout[] = [];
   private readonly sent = new Set<string>();
+  /** Re-checks of the session under way; while any runs, bus messages wait in `held` and frames wait in `settled`. */
+  private checks = 0;
+  private held: string[] = [];
+  private settledWaiters: Array<() => void> = [];
   private tokens: number;
   private refilledAt = Date.now();
   private refusedInARow = 0;
 
   constructor(
     readonly socket: WebSocket,
-    readonly user: AuthenticatedUser,
+    /** Replaced by each session re-check, so a tier change applies to an open socket. */
+    public user: AuthenticatedUser,
     readonly expiresAt: Date,
     private readonly budget: FrameBudget,
   ) {
@@ -73,6 +80,35 @@ export class GatewayConnection {
     if (this.refusedInARow > this.budget.frameBurst) this.close(CLOSE.ABUSE, 'frame rate limit exceeded');
     else this.error('RATE_LIMITED', `More than ${this.budget.framesPerSecond} frames per second; slow down`);
     return false;
+  }
+
+  /** A re-check of the session starts: until it ends, nothing from the bus reaches the socket, in case the session just ended. */
+  beginCheck(): void {
+    this.checks += 1;
+  }
+
+  /** A re-check ended; after the last one, returns the held bus messages (arrival order) for delivery and lets waiting frames go. */
+  endCheck(): string[] {
+    this.checks = Math.max(0, this.checks - 1);
+    if (this.checks > 0) return [];
+    const held = this.held;
+    this.held = [];
+    for (const resolve of this.settledWaiters.splice(0)) resolve();
+    return held;
+  }
+
+  /** Keeps a bus message back while a re-check runs; false when none runs and it may be delivered now. */
+  hold(message: string): boolean {
+    if (this.checks === 0) return false;
+    if (this.held.length < MAX_HELD_MESSAGES) this.held.push(message);
+    else this.close(CLOSE.INTERNAL, 'internal error; reconnect later');
+    return true;
+  }
+
+  /** Resolves when no re-check of the session is running. */
+  settled(): Promise<void> {
+    if (this.checks === 0) return Promise.resolve();
+    return new Promise((resolve) => this.settledWaiters.push(resolve));
   }
 
   rememberSent(messageId: string): void {

@@ -4,10 +4,12 @@ import WebSocket from 'ws';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { AccessTokens, InvalidAccessToken } from '../auth/access-tokens';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { UserTier } from '../auth/entities/user.entity';
+import { SessionCache } from '../auth/session-cache';
 import { Sessions } from '../auth/sessions.service';
 import { UsersService } from '../auth/users.service';
-import { ContactsService } from '../contacts/contacts.service';
+import { ContactsService, MutualLink } from '../contacts/contacts.service';
 import { MessageReceipts } from '../messages/message-receipts.service';
 import { GatewayBus } from './gateway-bus';
 import { BusEvent, userChannel } from './gateway-channels';
@@ -19,22 +21,38 @@ import { Presence, PresenceState } from './presence.service';
 export const CONNECTION_LIMITS: Record<UserTier, number> = { free: 5, pro: 20, enterprise: 100 };
 /** How long shutdown waits for clients to answer the 1001 close before cutting them off. */
 const CLOSE_GRACE_MS = 2000;
+/** Users whose sessions one sweep of every connection re-checks at once (one lookup per session). */
+const SWEEP_USERS_AT_ONCE = 20;
 
 /**
  * The sockets of this api instance: authentication at connect, heartbeats,
  * token expiry, presence and delivery of bus events to local sockets.
+ *
+ * A socket lives only as long as its session: the `user_auth_changed`
+ * notification that drops a user from the session cache on every instance
+ * (see SessionCache) makes this instance re-check that user's sockets and
+ * close those whose session was revoked (4401), whose user is gone (4403) or
+ * whose soul record was deleted (4410). Bus messages wait while the re-check
+ * runs, and every inbound frame is checked like an HTTP request (`admitFrame`).
  */
 @Injectable()
 export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('Gateway');
   private readonly connections = new Set<GatewayConnection>();
+  private readonly byUser = new Map<string, Set<GatewayConnection>>();
   private readonly releasing = new Set<Promise<void>>();
   private heartbeat: NodeJS.Timeout | null = null;
   private draining = false;
+  private stopWatching: (() => void) | null = null;
+  /** Session-change notifications seen; a connection set up across one is re-checked before `ready`. */
+  private changesSeen = 0;
+  private sweeping = false;
+  private sweepAgain = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tokens: AccessTokens,
+    private readonly checkedSessions: SessionCache,
     private readonly sessions: Sessions,
     private readonly users: UsersService,
     private readonly contacts: ContactsService,
@@ -46,6 +64,7 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
   onModuleInit(): void {
     this.heartbeat = setInterval(() => this.beat(), this.config.gateway.heartbeatMs);
     this.heartbeat.unref();
+    this.stopWatching = this.checkedSessions.watch((userId) => this.sessionsChanged(userId));
   }
 
   get size(): number {
@@ -56,7 +75,8 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
    * Verifies the `token` query parameter like a bearer token and, on success,
    * registers the socket and sends `ready`. Failures close the socket: 4401
    * for a missing, invalid or expired token or an ended session, 4403 when the
-   * user no longer exists, 4429 over the tier's connection limit.
+   * user no longer exists, 4429 over the tier's connection limit. Once open,
+   * the socket closes at the token's expiry (4401) and when its session ends.
    */
   async accept(socket: WebSocket, request: IncomingMessage): Promise<GatewayConnection | null> {
     if (this.draining) {
@@ -76,6 +96,7 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
       socket.close(CLOSE.INVALID_TOKEN, expired ? 'token expired' : 'token invalid');
       return null;
     }
+    const changesBefore = this.changesSeen;
     const user = await this.sessions.resolve(claims.sub, claims.sid);
     if (!user) {
       const exists = (await this.users.profile(claims.sub)) !== null;
@@ -91,20 +112,31 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
 
     const connection = new GatewayConnection(socket, user, new Date(claims.exp * 1000), this.config.gateway);
     this.connections.add(connection);
+    let mine = this.byUser.get(user.id);
+    if (!mine) {
+      mine = new Set();
+      this.byUser.set(user.id, mine);
+    }
+    mine.add(connection);
+    // A change announced since the session was checked above found no socket to re-check: re-check this one (holding bus messages until done).
+    if (this.changesSeen !== changesBefore) void this.recheck([connection]);
     socket.on('close', () => this.release(connection));
     socket.on('pong', () => (connection.lastSeen = Date.now()));
     socket.on('error', () => undefined);
     await this.listen(connection, userChannel(this.config.redisPrefix, user.id), (message) => this.deliver(connection, message));
     await this.presence.heartbeatInstance([user.id]);
     const cameOnline = await this.presence.touch(user.id, connection.id);
-    const contactIds = await this.contacts.mutualLinkedUserIds(user.id);
-    const states = await this.presence.stateOf(contactIds);
+    const mutual = await this.contacts.mutualLinks(user.id);
+    const states = await this.presence.stateOf(mutual.map((link) => link.userId));
+    await connection.settled();
     if (!this.connections.has(connection)) {
       // Closed while we were setting it up: undo what release() could not see yet.
       for (const channel of [...connection.listeners.keys()]) await this.unlisten(connection, channel);
       await this.presence.leave(user.id, connection.id);
       return null;
     }
+    // Closing after a re-check: release() follows on 'close' and undoes the rest.
+    if (!connection.open) return null;
     connection.send({
       type: 'ready',
       data: {
@@ -113,16 +145,31 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
         connection_id: connection.id,
         heartbeat_ms: this.config.gateway.heartbeatMs,
         expires_at: connection.expiresAt.toISOString(),
-        presence: contactIds.map((id, i) => ({ user_id: id, status: states[i] })),
+        presence: mutual.map((link, i) => ({ contact_id: link.contactId, status: states[i] })),
       },
     });
     this.scheduleExpiry(connection);
     // Not awaited: the caller must get the connection before any I/O runs, or frames sent right after `ready` would wait.
     if (cameOnline)
-      void this.announce(user.id, 'online', contactIds).catch((error: unknown) =>
+      void this.announce(user.id, 'online', mutual).catch((error: unknown) =>
         this.logger.warn(`presence announcement failed: ${(error as Error).message}`),
       );
     return connection;
+  }
+
+  /**
+   * Whether a frame from this connection may be handled: its session still
+   * stands, read from PostgreSQL after any re-check under way. Not the cached
+   * check: that is dropped by the same notification that closes the socket, so
+   * it would add nothing while the notification is late (the instance is busy).
+   * Closes the connection when not. Throws when the check itself fails.
+   */
+  async admitFrame(connection: GatewayConnection): Promise<boolean> {
+    await connection.settled();
+    if (!connection.open) return false;
+    const current = await this.sessions.check(connection.user.id, connection.user.sessionId);
+    await this.judge([connection], current?.user ?? null);
+    return connection.open;
   }
 
   /** Subscribes a connection to a bus channel for as long as it is open. */
@@ -143,17 +190,23 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
     return true;
   }
 
-  /** Publishes `presence.updated` to the user's mutual contacts and the user's own sessions. */
-  async announce(userId: string, status: PresenceState, contactIds?: string[]): Promise<void> {
-    const audience = [...(contactIds ?? (await this.contacts.mutualLinkedUserIds(userId))), userId];
-    const event: BusEvent = { type: 'presence.updated', data: { user_id: userId, status, at: new Date().toISOString() } };
-    await Promise.all(audience.map((id) => this.bus.publish(userChannel(this.config.redisPrefix, id), event)));
+  /** Publishes `presence.updated` to the user's mutual contacts, naming the user by each one's own contact id, and to the user's own sessions. */
+  async announce(userId: string, status: PresenceState, mutual?: MutualLink[]): Promise<void> {
+    const at = new Date().toISOString();
+    const publish = (to: string, data: Record<string, unknown>) =>
+      this.bus.publish(userChannel(this.config.redisPrefix, to), { type: 'presence.updated', data } satisfies BusEvent);
+    const links = mutual ?? (await this.contacts.mutualLinks(userId));
+    await Promise.all([
+      ...links.map((link) => publish(link.userId, { contact_id: link.theirContactId, status, at })),
+      publish(userId, { user_id: userId, status, at }),
+    ]);
   }
 
   /** Closes every socket with 1001 so clients reconnect to another instance, then waits for their cleanup. */
   async beforeApplicationShutdown(): Promise<void> {
     this.draining = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
+    this.stopWatching?.();
     const closed = [...this.connections].map(
       (connection) =>
         new Promise<void>((resolve) => {
@@ -172,6 +225,7 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
 
   /** One bus event for this connection's user. */
   private deliver(connection: GatewayConnection, message: string): void {
+    if (connection.hold(message)) return;
     const event = JSON.parse(message) as BusEvent;
     if (event.type === 'message.created') {
       const messageId = String(event.data.id);
@@ -190,7 +244,7 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
       if (!receipt) return;
       await this.bus.publish(userChannel(this.config.redisPrefix, receipt.sender_id), {
         type: 'message.delivered',
-        data: { message_id: messageId, recipient_user_id: userId, delivered_at: receipt.at },
+        data: { message_id: messageId, contact_id: receipt.contact_id, delivered_at: receipt.at },
       } satisfies BusEvent);
     } catch (error) {
       this.logger.warn({ err: error, messageId }, 'delivery receipt failed');
@@ -208,9 +262,82 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
     for (const timer of connection.timers) timer.unref();
   }
 
+  /** A user's sessions, tier, profile or soul changed (`userId`), or any may have changed unannounced (null). */
+  private sessionsChanged(userId: string | null): void {
+    this.changesSeen += 1;
+    if (userId === null) return void this.sweep();
+    const local = this.byUser.get(userId);
+    // Synchronously: from this moment no bus message reaches these sockets until their sessions are re-checked.
+    if (local) void this.recheck([...local]);
+  }
+
+  /**
+   * Re-checks the sessions of these connections (one lookup per session) and
+   * closes those that no longer stand; bus messages for them are held
+   * meanwhile and delivered after, to those still open. A failed lookup (the
+   * database unavailable) is an outage, not a revocation: the sockets stay.
+   */
+  private async recheck(connections: GatewayConnection[]): Promise<void> {
+    const bySession = new Map<string, GatewayConnection[]>();
+    for (const connection of connections) {
+      connection.beginCheck();
+      const key = `${connection.user.id}/${connection.user.sessionId}`;
+      bySession.set(key, [...(bySession.get(key) ?? []), connection]);
+    }
+    await Promise.all(
+      [...bySession.values()].map(async (group) => {
+        const { id, sessionId } = group[0].user;
+        try {
+          await this.judge(group, await this.checkedSessions.resolve(id, sessionId));
+        } catch (error) {
+          this.logger.warn(`session re-check failed: ${(error as Error).message}`);
+        } finally {
+          for (const connection of group) for (const message of connection.endCheck()) this.deliver(connection, message);
+        }
+      }),
+    );
+  }
+
+  /** Applies a fresh session check (`current`, null when the session no longer stands) to connections of that one session. */
+  private async judge(group: GatewayConnection[], current: AuthenticatedUser | null): Promise<void> {
+    if (!current) {
+      const exists = (await this.users.profile(group[0].user.id)) !== null;
+      for (const connection of group)
+        connection.close(exists ? CLOSE.INVALID_TOKEN : CLOSE.USER_DELETED, exists ? 'session revoked' : 'user deleted');
+      return;
+    }
+    for (const connection of group) {
+      const soulId = connection.user.profile.soulId;
+      // State set up for the socket (subscriptions, caches in clients) may stem from the deleted record: start afresh.
+      if (soulId !== null && current.profile.soulId !== soulId) connection.close(CLOSE.SOUL_DELETED, 'soul deleted');
+      else connection.user = current;
+    }
+  }
+
+  /**
+   * Re-checks every connection, a few users at a time: when the notification
+   * listener (re)starts, and on every heartbeat while it is down (so changes
+   * still end sockets, at heartbeat pace, and the lookups restart the listener).
+   */
+  private async sweep(): Promise<void> {
+    if (this.sweeping) return void (this.sweepAgain = true);
+    this.sweeping = true;
+    try {
+      do {
+        this.sweepAgain = false;
+        const users = [...this.byUser.values()].map((set) => [...set]);
+        for (let i = 0; i < users.length; i += SWEEP_USERS_AT_ONCE)
+          await Promise.all(users.slice(i, i + SWEEP_USERS_AT_ONCE).map((connections) => this.recheck(connections)));
+      } while (this.sweepAgain);
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
   /** Pings every socket, drops those silent for two intervals, refreshes presence of the rest, and looks for crashed instances. */
   private beat(): void {
     void this.watchInstances();
+    if (!this.checkedSessions.remembering && this.connections.size > 0) void this.sweep();
     const silentAfter = Date.now() - 2 * this.config.gateway.heartbeatMs;
     for (const connection of this.connections) {
       if (connection.lastSeen < silentAfter) {
@@ -236,6 +363,9 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
 
   private release(connection: GatewayConnection): void {
     if (!this.connections.delete(connection)) return;
+    const mine = this.byUser.get(connection.user.id);
+    mine?.delete(connection);
+    if (mine?.size === 0) this.byUser.delete(connection.user.id);
     for (const timer of connection.timers) clearTimeout(timer);
     const done = (async () => {
       for (const channel of [...connection.listeners.keys()]) await this.unlisten(connection, channel);

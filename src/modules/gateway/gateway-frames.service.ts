@@ -124,14 +124,18 @@ export class GatewayFrames {
       receipts.map((receipt) =>
         this.bus.publish(userChannel(this.config.redisPrefix, receipt.sender_id), {
           type: 'message.read',
-          data: { message_id: receipt.message_id, reader_id: connection.user.id, read_at: receipt.at },
+          data: { message_id: receipt.message_id, contact_id: receipt.contact_id, read_at: receipt.at },
         } satisfies BusEvent),
       ),
     );
     this.ack(connection, frame, { read: receipts.map((r) => r.message_id) });
   }
 
-  /** Typing indicators go to the linked users of a contact, or of every member of a group. */
+  /**
+   * Typing indicators go to the linked users of a contact, or of every member
+   * of a group, who have added the typist back: each is told which of their
+   * contacts is typing. The ack counts only them, so it says no more than `connected`.
+   */
   private async typing(connection: GatewayConnection, frame: ClientFrame): Promise<void> {
     const recipientId = requireString(frame.data, 'recipient_id');
     const state = frame.data.state ?? 'started';
@@ -141,12 +145,17 @@ export class GatewayFrames {
       ? await this.groups.findRecipients(userId, recipientId)
       : await this.contacts.findRecipient(userId, recipientId).then((r) => (r ? [r] : null));
     if (!recipients) throw new ApiError('NOT_FOUND', `No contact or group ${recipientId}`);
-    const targets = new Set(recipients.flatMap((r) => (r.linkedUserId && r.linkedUserId !== userId ? [r.linkedUserId] : [])));
-    const event: BusEvent = {
-      type: 'typing',
-      data: { user_id: userId, recipient_kind: isId(recipientId, 'grp') ? 'group' : 'contact', state },
-    };
-    await Promise.all([...targets].map((id) => this.bus.publish(userChannel(this.config.redisPrefix, id), event)));
+    const linked = [...new Set(recipients.flatMap((r) => (r.linkedUserId && r.linkedUserId !== userId ? [r.linkedUserId] : [])))];
+    const targets = await this.contacts.contactIdsFor(linked, userId);
+    const recipientKind = isId(recipientId, 'grp') ? 'group' : 'contact';
+    await Promise.all(
+      [...targets].map(([targetId, contactId]) =>
+        this.bus.publish(userChannel(this.config.redisPrefix, targetId), {
+          type: 'typing',
+          data: { contact_id: contactId, recipient_kind: recipientKind, state },
+        } satisfies BusEvent),
+      ),
+    );
     this.ack(connection, frame, { recipients: targets.size });
   }
 
@@ -228,7 +237,7 @@ export class GatewayFrames {
       if (receipt)
         await this.bus.publish(userChannel(this.config.redisPrefix, receipt.sender_id), {
           type: 'message.delivered',
-          data: { message_id: message.id, recipient_user_id: connection.user.id, delivered_at: receipt.at },
+          data: { message_id: message.id, contact_id: receipt.contact_id, delivered_at: receipt.at },
         } satisfies BusEvent);
     }
     const until = missed.length > 0 ? missed[missed.length - 1].created_at : since.toISOString();

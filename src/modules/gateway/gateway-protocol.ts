@@ -12,6 +12,8 @@ export const CLOSE = {
   INTERNAL: 1011,
   INVALID_TOKEN: 4401,
   USER_DELETED: 4403,
+  /** The soul record the connection was opened under was deleted; the session goes on, so the client reconnects. */
+  SOUL_DELETED: 4410,
   ABUSE: 4429,
 } as const;
 

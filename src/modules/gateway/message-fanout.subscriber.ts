@@ -11,6 +11,8 @@ import { BusEvent, userChannel } from './gateway-channels';
 /**
  * Worker side of the gateway: turns each committed `message.created` into a
  * publication on the channels of the sender and of every linked recipient.
+ * A recipient's copy names the sender by the recipient's own contact for them
+ * (`sender_contact_id`, null when they have not added the sender), never by user id.
  * Whichever api instances hold their sockets deliver it. A Redis outage makes
  * the publish throw, so the dispatcher retries the event later; a client
  * offline at that moment catches up with `sync`.
@@ -27,7 +29,6 @@ export class MessageFanout {
     const payload = event.payload as MessageCreatedPayload;
     const item = {
       id: payload.message_id,
-      sender_id: payload.sender_id,
       recipient_kind: payload.recipient_kind,
       type: payload.type,
       content: payload.content,
@@ -37,9 +38,11 @@ export class MessageFanout {
     const pipeline = this.redis.pipeline();
     const publish = (userId: string, data: Record<string, unknown>) =>
       pipeline.publish(userChannel(this.config.redisPrefix, userId), JSON.stringify({ type: 'message.created', data } satisfies BusEvent));
-    publish(payload.sender_id, { ...item, direction: 'outbound', recipient_id: payload.recipient_id });
+    publish(payload.sender_id, { ...item, direction: 'outbound', sender_contact_id: null, recipient_id: payload.recipient_id });
     for (const userId of payload.recipient_user_ids) {
-      if (userId !== payload.sender_id) publish(userId, { ...item, direction: 'inbound', recipient_id: userId });
+      const senderContactId = payload.sender_contact_ids?.[userId] ?? null;
+      if (userId !== payload.sender_id)
+        publish(userId, { ...item, direction: 'inbound', sender_contact_id: senderContactId, recipient_id: userId });
     }
     const results = (await pipeline.exec()) ?? [];
     const failed = results.find(([error]) => error);

@@ -7,12 +7,13 @@ import type { AppConfig } from '../../config/app-config';
 import { GatewayConnection } from './gateway-connection';
 import { GatewayConnections } from './gateway-connections.service';
 import { GatewayFrames } from './gateway-frames.service';
-import { CLOSE, MAX_FRAME_BYTES } from './gateway-protocol';
+import { CLOSE, MAX_FRAME_BYTES, parseFrame } from './gateway-protocol';
 
 /**
  * `GET /v1/gateway?token=…` on the api's HTTP server. Thin: authentication
  * and connection state live in GatewayConnections, event rules in GatewayFrames.
- * Frames are handled one at a time per connection, in arrival order.
+ * Frames are handled one at a time per connection, in arrival order, each
+ * only while the connection's session still stands.
  */
 @WebSocketGateway({ path: '/v1/gateway', maxPayload: MAX_FRAME_BYTES })
 export class RealtimeGateway implements OnGatewayConnection {
@@ -44,7 +45,21 @@ export class RealtimeGateway implements OnGatewayConnection {
         if (!connection) socket.close(CLOSE.ABUSE, 'frame rate limit exceeded');
         return;
       }
-      chain = chain.then(() => (connection ? this.frames.handle(connection, data, isBinary) : undefined));
+      chain = chain.then(() => (connection ? this.handleFrame(connection, data, isBinary) : undefined));
     });
+  }
+
+  /** A frame on a socket whose session has ended is not handled: the socket is closed instead (see GatewayConnections.admitFrame). */
+  private async handleFrame(connection: GatewayConnection, data: RawData, isBinary: boolean): Promise<void> {
+    let admitted: boolean;
+    try {
+      admitted = await this.connections.admitFrame(connection);
+    } catch (error) {
+      // As over HTTP (503), a session that cannot be checked is an outage, not a refusal: the socket stays, the frame is not handled.
+      this.logger.warn(`gateway session check failed: ${(error as Error).message}`);
+      const text = isBinary ? '' : (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer)).toString('utf8');
+      return connection.error('INTERNAL_ERROR', 'The session could not be checked; try again', parseFrame(text).id);
+    }
+    if (admitted) await this.frames.handle(connection, data, isBinary);
   }
 }

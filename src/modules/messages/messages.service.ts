@@ -4,6 +4,7 @@ import { EntityManager, Repository } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { Idempotency } from '../../common/idempotency/idempotency.service';
 import { isId, newId } from '../../common/ids';
+import { contactForUserSql } from '../contacts/contact-links';
 import { ContactsService, Recipient } from '../contacts/contacts.service';
 import { GroupsService } from '../contacts/groups.service';
 import { DomainEvents } from '../events/domain-events';
@@ -35,6 +36,11 @@ export type MessageCreatedPayload = {
   recipient_kind: RecipientKind;
   /** Service users the message reaches (linked contacts), without repeats. */
   recipient_user_ids: string[];
+  /**
+   * By recipient user: their contact for the sender, how their frame names the
+   * sender. A recipient who has not added the sender is absent (`sender_contact_id: null`).
+   */
+  sender_contact_ids?: Record<string, string>;
   contact_ids: string[];
   type: MessageType;
   content: string;
@@ -57,7 +63,6 @@ interface SendRequest {
 interface ThreadRow {
   id: string;
   direction: MessageDirection;
-  sender_id: string;
   recipient_id: string;
   type: MessageType;
   content: string;
@@ -66,11 +71,12 @@ interface ThreadRow {
   position_at: string;
 }
 
-function toItem(row: ThreadRow): MessageItemDto {
+/** An item of a thread with `withId`: what the contact sent is marked with that contact, never with their user id. */
+function toItem(row: ThreadRow, withId: string): MessageItemDto {
   return {
     id: row.id,
     direction: row.direction,
-    sender_id: row.sender_id,
+    sender_contact_id: row.direction === 'inbound' ? withId : null,
     recipient_id: row.recipient_id,
     type: row.type,
     content: row.content,
@@ -115,7 +121,7 @@ export class MessagesService {
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      messages: page.map(toItem),
+      messages: page.map((row) => toItem(row, query.with)),
       next_cursor: rows.length > limit ? encodeCursor({ at: last.position_at, id: last.id }) : null,
     };
   }
@@ -128,16 +134,20 @@ export class MessagesService {
   async conversation(userId: string, contactId: string, limit: number = DEFAULT_HISTORY_LIMIT): Promise<MessageItemDto[]> {
     if (!isId(contactId, 'con')) throw unknownRecipient(contactId);
     const bounded = Math.min(Math.max(Math.trunc(limit) || 1, 1), MAX_CONVERSATION_LIMIT);
-    return (await this.thread(userId, contactId, bounded, null)).map(toItem);
+    return (await this.thread(userId, contactId, bounded, null)).map((row) => toItem(row, contactId));
   }
 
-  /** Messages the user sent (with their recipients) and messages linked users sent to the user, for the export. */
+  /**
+   * Messages the user sent (with their recipients) and messages linked users
+   * sent to the user, for the export. Other users appear as the user's own
+   * contact ids, as everywhere else.
+   */
   async exportFor(userId: string, manager: EntityManager): Promise<{ sent: unknown[]; received: unknown[] }> {
     const sent: Array<Record<string, unknown> & { created_at: Date; recipients: Array<Record<string, string | null>> }> =
       await manager.query(
         `SELECT m.id, m.recipient_kind, m.recipient_id, m.type, m.content, m.status, m.created_at,
               COALESCE(json_agg(json_build_object(
-                'contact_id', r.contact_id, 'recipient_user_id', r.recipient_user_id, 'status', r.status,
+                'contact_id', r.contact_id, 'status', r.status,
                 'delivered_at', r.delivered_at, 'read_at', r.read_at) ORDER BY r.contact_id)
                 FILTER (WHERE r.message_id IS NOT NULL), '[]') AS recipients
          FROM messages m LEFT JOIN message_recipients r ON r.message_id = m.id
@@ -147,7 +157,8 @@ export class MessagesService {
       );
     const received: Array<Record<string, unknown> & { created_at: Date; delivered_at: Date | null; read_at: Date | null }> =
       await manager.query(
-        `SELECT DISTINCT ON (m.created_at, m.id) m.id, m.sender_id, m.type, m.content, m.created_at, r.status, r.delivered_at, r.read_at
+        `SELECT DISTINCT ON (m.created_at, m.id) m.id, ${contactForUserSql('$1', 'm.sender_id')} AS sender_contact_id,
+              m.type, m.content, m.created_at, r.status, r.delivered_at, r.read_at
          FROM messages m JOIN message_recipients r ON r.message_id = m.id
         WHERE r.recipient_user_id = $1 AND m.sender_id <> $1
         ORDER BY m.created_at, m.id`,
@@ -188,12 +199,15 @@ export class MessagesService {
     );
     const contactIds = recipients.map((r) => r.contactId);
     await this.contacts.recordInteraction(manager, userId, contactIds, createdAt);
+    const recipientUserIds = [...new Set(recipients.flatMap((r) => (r.linkedUserId === null ? [] : [r.linkedUserId])))];
+    const senderContactIds = await this.contacts.contactIdsFor(recipientUserIds, userId, manager);
     const payload: MessageCreatedPayload = {
       message_id: id,
       sender_id: userId,
       recipient_id: request.recipient_id,
       recipient_kind: kind,
-      recipient_user_ids: [...new Set(recipients.flatMap((r) => (r.linkedUserId === null ? [] : [r.linkedUserId])))],
+      recipient_user_ids: recipientUserIds,
+      sender_contact_ids: Object.fromEntries(senderContactIds),
       contact_ids: contactIds,
       type: request.type,
       content: request.content,
@@ -237,7 +251,7 @@ export class MessagesService {
       linkedUserId = contact.linkedUserId;
     }
     const older = `($5::timestamptz IS NULL OR (m.created_at, m.id) < ($5::timestamptz, $6::text))`;
-    const columns = `m.id, m.sender_id, m.type, m.content, m.status, m.created_at, ${positionAtSql('m.created_at')} AS position_at`;
+    const columns = `m.id, m.type, m.content, m.status, m.created_at, ${positionAtSql('m.created_at')} AS position_at`;
     return this.messages.query<ThreadRow[]>(
       `SELECT * FROM (
          (SELECT ${columns}, 'outbound'::text AS direction, m.recipient_id

@@ -12,7 +12,8 @@ export interface Contact {
   email: string | null;
   relationship_score: number;
   last_interaction: string | null;
-  linked_user_id: string | null;
+  /** Both added each other: presence, typing and receipts are shared. Says nothing about whether the address has an account otherwise. */
+  connected: boolean;
   created_at: string;
 }
 
@@ -25,10 +26,11 @@ interface ContactList {
 
 const PAGE = 20;
 
-export function PresenceBadge(props: { userId: string | null; refreshIfUnknown?: boolean }) {
-  const status = usePresence(props.userId, props.refreshIfUnknown);
+/** Presence of a contact's person: pass the contact id only when the contact is `connected`. */
+export function PresenceBadge(props: { contactId: string | null; refreshIfUnknown?: boolean }) {
+  const status = usePresence(props.contactId, props.refreshIfUnknown);
   // Presence is shared between mutual contacts only: without it, say nothing rather than "offline".
-  if (!props.userId || !status) return null;
+  if (!props.contactId || !status) return null;
   const label = status;
   const good = label === 'online';
   return <span class={`badge ${good ? 'badge-good' : label === 'offline' ? '' : 'badge-warn'} presence`}>{humanStatus(label)}</span>;
@@ -58,7 +60,7 @@ function ContactRow(props: { contact: Contact; onChanged: () => void }) {
       name: values.name,
       email: values.email ? values.email : null,
     });
-    if (updated.linked_user_id && updated.linked_user_id !== contact.linked_user_id) gateway.refresh();
+    if (updated.connected && !contact.connected) gateway.refresh();
     setEditing(false);
     props.onChanged();
   });
@@ -93,7 +95,7 @@ function ContactRow(props: { contact: Contact; onChanged: () => void }) {
             <h3>
               <Link href={`/contacts/${contact.id}`}>{contact.name}</Link>
             </h3>
-            <PresenceBadge userId={contact.linked_user_id} />
+            <PresenceBadge contactId={contact.connected ? contact.id : null} />
           </div>
           {contact.email && <p class="muted">{contact.email}</p>}
           <p>
@@ -138,8 +140,8 @@ export function ContactsPage() {
     const contact = await api<Contact>('POST', '/v1/contacts', { name: values.name, ...(values.email ? { email: values.email } : {}) });
     form.reset();
     setAdded(`${contact.name} was added.`);
-    // A new link may make a mutual contact, whose presence only a fresh `ready` lists.
-    if (contact.linked_user_id) gateway.refresh();
+    // A new mutual contact's presence only a fresh `ready` lists.
+    if (contact.connected) gateway.refresh();
     list.reload();
   });
   return (

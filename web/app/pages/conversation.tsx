@@ -10,7 +10,8 @@ import { Contact, PresenceBadge } from './contacts';
 interface Message {
   id: string;
   direction: 'outbound' | 'inbound';
-  sender_id: string;
+  /** Inbound: the viewer's contact who sent it (null from someone the viewer has not added). */
+  sender_contact_id: string | null;
   recipient_id: string;
   type: string;
   content: string;
@@ -42,7 +43,7 @@ function asMessage(data: Record<string, unknown>): Message | null {
   return {
     id: data.id,
     direction: data.direction === 'inbound' ? 'inbound' : 'outbound',
-    sender_id: str(data.sender_id, ''),
+    sender_contact_id: typeof data.sender_contact_id === 'string' ? data.sender_contact_id : null,
     recipient_id: str(data.recipient_id, ''),
     type: str(data.type, 'text'),
     content: data.content,
@@ -103,7 +104,7 @@ function Thread(props: { contact: Contact }) {
   const belongsHere = (m: Message, frame: GatewayFrame) =>
     m.direction === 'outbound'
       ? m.recipient_id === contact.id
-      : contact.linked_user_id !== null && m.sender_id === contact.linked_user_id && frame.data?.recipient_kind !== 'group';
+      : m.sender_contact_id === contact.id && frame.data?.recipient_kind !== 'group';
 
   useGatewayEvents(
     ['message.created', 'message.delivered', 'message.read', 'typing', 'ready'],
@@ -124,7 +125,7 @@ function Thread(props: { contact: Contact }) {
         setMessages((current) =>
           current.map((m) => (m.id === id && !(m.receipt === 'read' && receipt === 'delivered') ? { ...m, receipt } : m)),
         );
-      } else if (frame.type === 'typing' && contact.linked_user_id && data.user_id === contact.linked_user_id) {
+      } else if (frame.type === 'typing' && data.contact_id === contact.id) {
         if (data.recipient_kind === 'group') return;
         clearTimeout(typingTimer.current);
         const started = data.state !== 'stopped';
@@ -132,7 +133,7 @@ function Thread(props: { contact: Contact }) {
         if (started) typingTimer.current = setTimeout(() => setTyping(false), 8_000);
       }
     },
-    [contact.id, contact.linked_user_id],
+    [contact.id],
   );
 
   // Tell the sender their messages were read: the inbound ones shown on this page.
@@ -169,7 +170,7 @@ function Thread(props: { contact: Contact }) {
     const placeholder: Message = {
       id: `pending-${key}`,
       direction: 'outbound',
-      sender_id: '',
+      sender_contact_id: null,
       recipient_id: contact.id,
       type: 'text',
       content,
@@ -278,16 +279,17 @@ export function ConversationPage(props: { contactId: string }) {
     <Loaded resource={contact}>
       {(data) => (
         <>
-          <PageTitle product={PRODUCT} actions={<PresenceBadge userId={data.linked_user_id} refreshIfUnknown />}>
+          <PageTitle product={PRODUCT} actions={<PresenceBadge contactId={data.connected ? data.id : null} refreshIfUnknown />}>
             {data.name}
           </PageTitle>
           <p>
             <Link href="/contacts">Back to contacts</Link>
           </p>
-          {!data.linked_user_id && (
+          {!data.connected && (
             <Notice kind="info">
-              {data.name} is not linked to a user of this service (add their email address to the contact), so your messages are kept here
-              but they cannot reply live.
+              {data.email
+                ? `Your messages are kept here and reach ${data.name} if they use this service with ${data.email}. Once they add you back, you see when they are online and when they read your messages.`
+                : `${data.name} has no email address, so your messages are kept here only: add the address they use this service with to reach them.`}
             </Notice>
           )}
           <Thread contact={data} />

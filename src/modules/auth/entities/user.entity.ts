@@ -10,6 +10,8 @@ export class UserEntity {
   @Column({ name: 'idp_subject', type: 'text', unique: true }) idpSubject: string;
   @Column('text') name: string;
   @Column('text', { nullable: true }) email: string | null;
+  /** Lower-cased email of the latest login whose token verified it; unique. Contacts link by it, never by `email`. */
+  @Column({ name: 'verified_email', type: 'text', nullable: true }) verifiedEmail: string | null;
   @Column('text') tier: UserTier;
   @Column({ name: 'soul_deleted_at', type: 'timestamptz', nullable: true }) soulDeletedAt: Date | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;

@@ -18,7 +18,8 @@ export class CreateContactDto {
     maxLength: MAX_EMAIL,
     nullable: true,
     type: String,
-    description: 'When it belongs to another service user, the contact is linked to that user',
+    description:
+      'When another service user has verified this address, your messages to the contact reach them. Whether an address has an account is never shown: see `connected`',
   })
   @Trimmed()
   @IsOptional()
@@ -56,8 +57,11 @@ export class ContactDto {
   relationship_score: number;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Last message to the contact or a group it is in' })
   last_interaction: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'Service user this contact is, found by email' })
-  linked_user_id: string | null;
+  @ApiProperty({
+    description:
+      'True when you and the person behind this email have added each other (each with the address the other verified at login): you then see each other’s presence, typing and receipts. False otherwise, whether or not the address has an account',
+  })
+  connected: boolean;
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }
 

@@ -63,7 +63,13 @@ export class MessageItemDto {
   @ApiProperty({ example: 'msg_…' }) id: string;
   @ApiProperty({ enum: MESSAGE_DIRECTIONS, description: 'outbound: you sent it; inbound: the contact’s user sent it to you' })
   direction: MessageDirection;
-  @ApiProperty({ example: 'usr_…' }) sender_id: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'con_…',
+    description: 'inbound: your contact who sent it (the `with` contact); outbound: null (you sent it)',
+  })
+  sender_contact_id: string | null;
   @ApiProperty({ description: 'outbound: your contact or group id; inbound: your user id' }) recipient_id: string;
   @ApiProperty({ enum: MESSAGE_TYPES }) type: MessageType;
   @ApiProperty() content: string;
