@@ -12,6 +12,7 @@ import { CryptoModule } from './common/crypto/crypto.module';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
 import { MailModule } from './infra/mail/mail.module';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
+import { OutboundHttpModule } from './common/http/outbound-http';
 
 /** Paths of values that must never reach a log line. */
 export const REDACTED_PATHS = [
@@ -63,6 +64,7 @@ export class CoreModule {
         MailModule,
         RateLimitModule,
         IdempotencyModule,
+        OutboundHttpModule,
       ],
     };
   }

@@ -15,11 +15,14 @@ const { performance } = require('node:perf_hooks');
 const { URL } = require('node:url');
 const dist = (path) => require(join(__dirname, '..', '..', 'dist', path));
 const { sendWebhook } = dist('modules/webhooks/webhook-sender');
+const { OutboundHttp } = dist('common/http/outbound-http');
 const { signatureHeaders } = dist('modules/webhooks/webhook-signature');
 const { envelope } = dist('modules/webhooks/webhook-deliveries.service');
 const { USER_AGENT } = dist('modules/webhooks/delivery-attempts');
 
 const { count, concurrency, targets, idPrefix } = JSON.parse(process.argv[2]);
+/** The service's outbound client, loopback allowed (the receiver is local), as the worker runs in the benchmark. */
+const http = new OutboundHttp({ allowPrivateTargets: true });
 
 async function main() {
   const latencies = [];
@@ -58,7 +61,7 @@ async function main() {
           ...signatureHeaders({ current: target.secret, previous: null }, eventId, timestamp, body),
         };
         const sent = performance.now();
-        const result = await sendWebhook(new URL(target.url), headers, body, 5000, true);
+        const result = await sendWebhook(new URL(target.url), headers, body, 5000, http);
         latencies.push(performance.now() - sent);
         if (result.status !== 200) failures += 1;
       }

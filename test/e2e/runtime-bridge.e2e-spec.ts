@@ -417,14 +417,20 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
 
   it('maps a runtime whose certificate no trusted CA signed to 502 runtime_unavailable', async () => {
     const untrusted = await ProviderRuntime.start({ certificate: 'untrusted', capabilities: bridgeCapabilities() });
-    await dataSource.query(`UPDATE packages SET runtime_url = $2 WHERE id = $1`, [packageId, untrusted.url]);
+    await dataSource.query(
+      `UPDATE package_versions SET runtime_url = $2 WHERE id = (SELECT published_version_id FROM packages WHERE id = $1)`,
+      [packageId, untrusted.url],
+    );
     try {
       await clearCache();
       const res = await balance().expect(502);
       expect(res.body.type).toBe(problemType('runtime_unavailable'));
       expect(untrusted.requests).toHaveLength(0); // the TLS handshake failed before any request
     } finally {
-      await dataSource.query(`UPDATE packages SET runtime_url = $2 WHERE id = $1`, [packageId, runtime.url]);
+      await dataSource.query(
+        `UPDATE package_versions SET runtime_url = $2 WHERE id = (SELECT published_version_id FROM packages WHERE id = $1)`,
+        [packageId, runtime.url],
+      );
       await untrusted.close();
     }
   });

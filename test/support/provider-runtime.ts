@@ -5,7 +5,7 @@ import { AddressInfo } from 'node:net';
 import { CapabilityDescriptor } from '../../src/modules/packages/capability-descriptor';
 import { normaliseCapabilities } from '../../src/modules/packages/descriptor-normalizer';
 import { validatorFor } from '../../src/modules/packages/schema-checker';
-import { testCertificate } from './test-ca';
+import { testCertificate, TlsMaterial } from './test-ca';
 
 export type RuntimeBehaviour =
   | 'conforming'
@@ -236,10 +236,12 @@ export class ProviderRuntime {
   }
 
   static async start(
-    options: { certificate?: 'trusted' | 'untrusted'; webhookSecret?: string; capabilities?: unknown[] } = {},
+    /** `certificate`: the test CA's for 127.0.0.1 (trusted), a self-signed one (untrusted), or a key pair of your own (`certificateForHosts`). */
+    options: { certificate?: 'trusted' | 'untrusted' | TlsMaterial; webhookSecret?: string; capabilities?: unknown[] } = {},
   ): Promise<ProviderRuntime> {
     const runtime = new ProviderRuntime(options.webhookSecret ?? RUNTIME_WEBHOOK_SECRET, options.capabilities ?? goodPackageCapabilities());
-    runtime.server = createServer(testCertificate(options.certificate ?? 'trusted'), (req, res) => {
+    const tls = typeof options.certificate === 'object' ? options.certificate : testCertificate(options.certificate ?? 'trusted');
+    runtime.server = createServer(tls, (req, res) => {
       runtime.handle(req, res).catch((error: Error) => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
         res.end(JSON.stringify(errorBody('INTERNAL_ERROR', error.message, true)));

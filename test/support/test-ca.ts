@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /** Where `make-test-ca.js` keeps the local CA and its certificates (gitignored `tmp/`). */
@@ -24,6 +26,36 @@ export function testCertificate(kind: 'trusted' | 'untrusted'): TlsMaterial {
     key: readFileSync(join(TEST_CA_DIR, `${base}-key.pem`), 'utf8'),
     cert: readFileSync(join(TEST_CA_DIR, `${base}.pem`), 'utf8'),
   };
+}
+
+/**
+ * A key pair for `hostNames`, signed by the test CA: for a local server called
+ * by a host name that a scripted resolver maps to 127.0.0.1, so TLS verifies
+ * that name as it would in production. Made fresh (valid two days) each time.
+ */
+export function certificateForHosts(hostNames: string[]): TlsMaterial {
+  testCertificate('trusted'); // the CA itself
+  const dir = mkdtempSync(join(tmpdir(), 'test-host-cert-'));
+  const openssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  try {
+    const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'key.pem'];
+    openssl(['req', '-new', ...key, '-out', 'host.csr', '-subj', `/CN=${hostNames[0]}`]);
+    writeFileSync(
+      join(dir, 'host.ext'),
+      [
+        `subjectAltName=${hostNames.map((name) => `DNS:${name}`).join(',')}`,
+        'basicConstraints=CA:FALSE',
+        'keyUsage=critical,digitalSignature',
+        'extendedKeyUsage=serverAuth',
+        '',
+      ].join('\n'),
+    );
+    const ca = ['-CA', TEST_CA_FILE, '-CAkey', join(TEST_CA_DIR, 'ca-key.pem'), '-set_serial', `0x${randomBytes(16).toString('hex')}`];
+    openssl(['x509', '-req', '-in', 'host.csr', ...ca, '-days', '2', '-extfile', 'host.ext', '-out', 'cert.pem']);
+    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**

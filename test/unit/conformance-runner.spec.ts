@@ -10,6 +10,7 @@ import {
   scoreDimension,
   submissionFault,
 } from '../../src/modules/conformance/conformance-report';
+import { OutboundHttp } from '../../src/common/http/outbound-http';
 import { ConformanceRunner } from '../../src/modules/conformance/conformance-runner';
 import { findCredentials } from '../../src/modules/conformance/credential-scan';
 import { envelopeProblems } from '../../src/modules/conformance/runtime-answers';
@@ -21,7 +22,7 @@ import { validatorFor } from '../../src/modules/packages/schema-checker';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
 
 const good = () => normaliseCapabilities(goodPackageCapabilities());
-const runner = new ConformanceRunner({ allowPrivateTargets: true });
+const runner = new ConformanceRunner(new OutboundHttp({ allowPrivateTargets: true }));
 const check = (report: ConformanceReport, id: string) => {
   const found = DIMENSIONS.flatMap((k) => report.dimensions[k].checks).find((c) => c.id === id);
   if (!found) throw new Error(`no check ${id}`);
@@ -265,7 +266,7 @@ describe('conformance against runtimes that cannot be used', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as { port: number };
     try {
-      const client = new RuntimeClient({ timeoutMs: 300, maxBytes: 1024 });
+      const client = new RuntimeClient({ timeoutMs: 300, maxBytes: 1024, http: new OutboundHttp({ allowPrivateTargets: true }) });
       const exchange = await client.send('probe', `https://127.0.0.1:${port}/capabilities/x/execute`, {
         method: 'POST',
         headers: {},
@@ -292,7 +293,7 @@ describe('conformance against runtimes that cannot be used', () => {
       full: true,
     });
     expect(check(plain, 'security.tls').detail).toBe('runtime_unavailable: not called, runtimeUrl must use https (got http)');
-    const strict = new ConformanceRunner({ allowPrivateTargets: false });
+    const strict = new ConformanceRunner(new OutboundHttp({ allowPrivateTargets: false }));
     const loopback = await strict.run({ runtimeUrl: runtime.url, riskTier: 'action_capable', capabilities: good(), full: true });
     expect(check(loopback, 'contracts.execute').detail).toContain(
       'not called, runtimeUrl must not point at a loopback, private or link-local address',

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
-import { assertCallableTarget } from '../../common/http/target-policy';
+import { Injectable } from '@nestjs/common';
+import { OutboundHttp } from '../../common/http/outbound-http';
 import { newId } from '../../common/ids';
-import { AppConfig } from '../../config/app-config';
-import { APP_CONFIG } from '../../config/config.module';
 import { CapabilityDescriptor } from '../packages/capability-descriptor';
 import {
   ConformanceReport,
@@ -45,7 +43,7 @@ export type { ConformanceReport, DimensionKey };
  */
 @Injectable()
 export class ConformanceRunner {
-  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'allowPrivateTargets'>) {}
+  constructor(private readonly http: OutboundHttp) {}
 
   async run(input: ConformanceInput): Promise<ConformanceReport> {
     const { capabilities, full } = input;
@@ -62,6 +60,7 @@ export class ConformanceRunner {
     const client = new RuntimeClient({
       timeoutMs: RESPONSE_TIMEOUT_MS,
       maxBytes: MAX_RESPONSE_BYTES,
+      http: this.http,
       blocked: await this.refusal(runtimeUrl, 'runtimeUrl'),
     });
     const webhook = input.webhookSecret
@@ -96,11 +95,13 @@ export class ConformanceRunner {
   /**
    * The same rules as at registration (HTTPS, no credentials in the URL, no
    * private or loopback address unless ALLOW_PRIVATE_TARGETS), checked again
-   * now because DNS may have changed since. Returns why the URL is refused.
+   * now because the rules may have changed since; every connection of the run
+   * is checked once more by the outbound client, since DNS may change mid-run.
+   * Returns why the URL is refused.
    */
   private async refusal(url: string, field: string): Promise<string | undefined> {
     try {
-      await assertCallableTarget(url, field, { allowPrivate: this.config.allowPrivateTargets });
+      await this.http.assertCallable(url, field);
       return undefined;
     } catch (error) {
       const detail = error instanceof Error ? ((error as { detail?: string }).detail ?? error.message) : String(error);

@@ -1,7 +1,10 @@
+import { BLOCKED_TARGET, type OutboundHttp } from '../../common/http/outbound-http';
+
 /**
- * The conformance suite's HTTP client for a provider runtime. Global `fetch`
- * (undici) with normal TLS verification (the system store plus
- * `NODE_EXTRA_CA_CERTS`), no redirects, a hard time limit and a size cap; every
+ * The conformance suite's HTTP client for a provider runtime. The service's
+ * outbound client (every connection's address is checked, so a runtime
+ * host that re-resolves to an internal address mid-run is not called), with
+ * normal TLS verification (the system store plus `NODE_EXTRA_CA_CERTS`), no redirects, a hard time limit and a size cap; every
  * exchange is recorded so later checks (latency, size, leaked credentials) look
  * at exactly what the runtime sent. Network failures never throw: they come back
  * as a failure with a sentence saying what happened.
@@ -77,6 +80,9 @@ export function describeFailure(error: unknown, url: string, timeoutMs: number):
       detail: `runtime_unavailable: the TLS certificate of ${host} is not trusted (${code}: ${message}); use a certificate from a public CA`,
     };
   }
+  if (code === BLOCKED_TARGET) {
+    return { kind: 'blocked', detail: `runtime_unavailable: not called, ${message}` };
+  }
   if (code === 'ECONNREFUSED') return { kind: 'refused', detail: `runtime_unavailable: connection to ${host} refused (nothing listening)` };
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     return { kind: 'dns', detail: `runtime_unavailable: the host name of ${host} does not resolve (${code})` };
@@ -94,6 +100,8 @@ export class RuntimeClient {
     private readonly options: {
       timeoutMs: number;
       maxBytes: number;
+      /** The service's outbound client (`OutboundHttp`). */
+      http: Pick<OutboundHttp, 'fetch'>;
       /** Set when the target was refused before any call (SSRF policy, not https): every call fails with it. */
       blocked?: string;
     },
@@ -116,11 +124,10 @@ export class RuntimeClient {
       return exchange;
     }
     try {
-      const response = await fetch(url, {
+      const response = await this.options.http.fetch(url, {
         method: init.method,
         headers: init.headers,
         body: init.body,
-        redirect: 'manual',
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
       exchange.response = await this.readBody(response);
@@ -155,7 +162,7 @@ export class RuntimeClient {
     const timer = setTimeout(() => controller.abort(), windowMs);
     let response: Response;
     try {
-      response = await fetch(url, { method: 'GET', headers, redirect: 'manual', signal: controller.signal });
+      response = await this.options.http.fetch(url, { method: 'GET', headers, signal: controller.signal });
     } catch (error) {
       clearTimeout(timer);
       exchange.failure = controller.signal.aborted

@@ -48,11 +48,15 @@ export interface ExecutionTarget {
   capabilities: CapabilityDescriptor[];
 }
 
-/** The installed version's capabilities come from `capabilitiesOf`, not from this query. */
+/**
+ * The installed version's capabilities come from `capabilitiesOf`, not from this query. The runtime is the
+ * published version's (the reviewed one): a newer draft naming another runtime moves no traffic until it is published.
+ */
 const TARGET_SELECT = `SELECT i.id AS install_id, i.user_id, i.package_id, p.name AS package_name, i.app_id, p.developer_id, i.scopes,
-         p.runtime_url, (p.suspended_at IS NOT NULL) AS package_suspended, (d.status = 'suspended') AS developer_suspended,
+         live.runtime_url, (p.suspended_at IS NOT NULL) AS package_suspended, (d.status = 'suspended') AS developer_suspended,
          i.version_id
-    FROM installs i JOIN packages p ON p.id = i.package_id JOIN developers d ON d.id = p.developer_id`;
+    FROM installs i JOIN packages p ON p.id = i.package_id JOIN developers d ON d.id = p.developer_id
+    JOIN package_versions live ON live.id = COALESCE(p.published_version_id, i.version_id)`;
 
 type TargetRow = Omit<ExecutionTarget, 'capabilities'> & { version_id: string };
 

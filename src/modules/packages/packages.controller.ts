@@ -30,13 +30,22 @@ export class PackagesController {
 
   @Get(':package_id')
   @PlatformRoute({ scope: 'packages:read' })
+  @ApiOperation({
+    summary: 'Read a package and its versions',
+    description:
+      'The package’s `runtimeUrl` is the one live traffic calls: the published version’s, or the newest version’s before anything is published. Each version shows its own `runtimeUrl`, the one it is validated and reviewed against.',
+  })
   get(@Principal() principal: PlatformPrincipal, @Param('package_id') packageId: string) {
     return this.packages.get(principal, packageId);
   }
 
   @Post(':package_id/versions')
   @PlatformRoute({ scope: 'packages:write' })
-  @ApiOperation({ summary: 'Add a version; its number must be greater than the last' })
+  @ApiOperation({
+    summary: 'Add a version; its number must be greater than the last',
+    description:
+      'The version keeps its own `runtimeUrl` (given, or the newest version’s). The published version keeps calling its reviewed runtime until this version is published.',
+  })
   addVersion(@Principal() principal: PlatformPrincipal, @Param('package_id') packageId: string, @Body() body: CreateVersionDto) {
     return this.packages.addVersion(principal, packageId, body);
   }

@@ -1,11 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
-import { assertCallableTarget } from '../../common/http/target-policy';
-import { APP_CONFIG } from '../../config/config.module';
-import type { AppConfig } from '../../config/app-config';
+import { OutboundHttp } from '../../common/http/outbound-http';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import { AppsService } from '../providers/apps.service';
 import { CapabilityDescriptor, RiskTier, WebhookEventType } from './capability-descriptor';
@@ -21,6 +19,7 @@ export interface PackageRow {
   slug: string;
   description: string;
   risk_tier: RiskTier;
+  /** The published version's runtime URL (what live traffic calls), else the newest version's; read from package_versions. */
   runtime_url: string;
   latest_version_id: string | null;
   published_version_id: string | null;
@@ -35,6 +34,8 @@ export interface VersionRow {
   package_id: string;
   version: string;
   capabilities: CapabilityDescriptor[];
+  /** The runtime this version was (or will be) reviewed against; live traffic uses the published version's. */
+  runtime_url: string;
   state: string;
   review_reason: string | null;
   submitted_at: Date | null;
@@ -42,9 +43,13 @@ export interface VersionRow {
   created_at: Date;
 }
 
+/** Usable in SELECT … FROM packages and in INSERT/UPDATE packages … RETURNING (the subquery names the table, not an alias). */
 export const PACKAGE_COLUMNS =
-  'id, app_id, developer_id, name, slug, description, risk_tier, runtime_url, latest_version_id, published_version_id, suspended_at, suspension, created_at, updated_at';
-export const VERSION_COLUMNS = 'id, package_id, version, capabilities, state, review_reason, submitted_at, published_at, created_at';
+  'id, app_id, developer_id, name, slug, description, risk_tier, ' +
+  '(SELECT v.runtime_url FROM package_versions v WHERE v.id = COALESCE(packages.published_version_id, packages.latest_version_id)) AS runtime_url, ' +
+  'latest_version_id, published_version_id, suspended_at, suspension, created_at, updated_at';
+export const VERSION_COLUMNS =
+  'id, package_id, version, capabilities, runtime_url, state, review_reason, submitted_at, published_at, created_at';
 
 export function toVersionDto(v: VersionRow) {
   return {
@@ -52,6 +57,7 @@ export function toVersionDto(v: VersionRow) {
     packageId: v.package_id,
     version: v.version,
     state: v.state,
+    runtimeUrl: v.runtime_url,
     capabilities: v.capabilities,
     reviewReason: v.review_reason,
     submittedAt: v.submitted_at?.toISOString() ?? null,
@@ -84,8 +90,8 @@ export function toPackageDto(p: PackageRow, versions?: VersionRow[]) {
 export class PackagesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly apps: AppsService,
+    private readonly http: OutboundHttp,
   ) {}
 
   async create(principal: PlatformPrincipal, input: CreatePackageDto) {
@@ -99,13 +105,13 @@ export class PackagesService {
     return this.dataSource.transaction(async (manager) => {
       const packageId = newId('pkg');
       const [row]: PackageRow[] = await manager.query(
-        `INSERT INTO packages (id, app_id, developer_id, name, slug, description, risk_tier, runtime_url)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (slug) DO NOTHING RETURNING ${PACKAGE_COLUMNS}`,
-        [packageId, app.id, app.developer_id, input.name.trim(), input.slug, input.description, input.riskTier, runtimeUrl],
+        `INSERT INTO packages (id, app_id, developer_id, name, slug, description, risk_tier)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (slug) DO NOTHING RETURNING ${PACKAGE_COLUMNS}`,
+        [packageId, app.id, app.developer_id, input.name.trim(), input.slug, input.description, input.riskTier],
       );
       if (!row) throw new ProblemError('conflict', `The slug ${input.slug} is taken; choose another`, { field: 'slug' });
-      const versionRow = await this.insertVersion(manager, row.id, versionText, version, capabilities);
-      return toPackageDto({ ...row, latest_version_id: versionRow.id }, [versionRow]);
+      const versionRow = await this.insertVersion(manager, row.id, versionText, version, capabilities, runtimeUrl);
+      return toPackageDto({ ...row, latest_version_id: versionRow.id, runtime_url: runtimeUrl }, [versionRow]);
     });
   }
 
@@ -119,8 +125,8 @@ export class PackagesService {
     return this.dataSource.transaction(async (manager) => {
       // Serialise version creation per package so "greater than the last" holds under concurrency.
       await manager.query(`SELECT id FROM packages WHERE id = $1 FOR UPDATE`, [pkg.id]);
-      const [last]: Array<{ version: string; major: number; minor: number; patch: number }> = await manager.query(
-        `SELECT version, major, minor, patch FROM package_versions WHERE package_id = $1 ORDER BY major DESC, minor DESC, patch DESC LIMIT 1`,
+      const [last]: Array<{ version: string; major: number; minor: number; patch: number; runtime_url: string }> = await manager.query(
+        `SELECT version, major, minor, patch, runtime_url FROM package_versions WHERE package_id = $1 ORDER BY major DESC, minor DESC, patch DESC LIMIT 1`,
         [pkg.id],
       );
       if (last && compareVersions(version, last) <= 0) {
@@ -128,8 +134,9 @@ export class PackagesService {
           field: 'version',
         });
       }
-      if (runtimeUrl) await manager.query(`UPDATE packages SET runtime_url = $2, updated_at = now() WHERE id = $1`, [pkg.id, runtimeUrl]);
-      return toVersionDto(await this.insertVersion(manager, pkg.id, input.version, version, capabilities));
+      // The new version's own runtime; the published version keeps calling the one it was reviewed with until this one is published.
+      const versionRuntime = runtimeUrl ?? last?.runtime_url ?? pkg.runtime_url;
+      return toVersionDto(await this.insertVersion(manager, pkg.id, input.version, version, capabilities, versionRuntime));
     });
   }
 
@@ -205,11 +212,12 @@ export class PackagesService {
     text: string,
     version: { major: number; minor: number; patch: number },
     capabilities: CapabilityDescriptor[],
+    runtimeUrl: string,
   ): Promise<VersionRow> {
     const [row]: VersionRow[] = await manager.query(
-      `INSERT INTO package_versions (id, package_id, version, major, minor, patch, capabilities)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${VERSION_COLUMNS}`,
-      [newId('ver'), packageId, text, version.major, version.minor, version.patch, JSON.stringify(capabilities)],
+      `INSERT INTO package_versions (id, package_id, version, major, minor, patch, capabilities, runtime_url)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${VERSION_COLUMNS}`,
+      [newId('ver'), packageId, text, version.major, version.minor, version.patch, JSON.stringify(capabilities), runtimeUrl],
     );
     await manager.query(`UPDATE packages SET latest_version_id = $2, last_activity_at = now(), updated_at = now() WHERE id = $1`, [
       packageId,
@@ -219,7 +227,7 @@ export class PackagesService {
   }
 
   private async checkRuntimeUrl(url: string): Promise<string> {
-    const checked = await assertCallableTarget(url, 'runtimeUrl', { allowPrivate: this.config.allowPrivateTargets });
+    const checked = await this.http.assertCallable(url, 'runtimeUrl');
     return checked.toString().replace(/\/+$/, '');
   }
 }

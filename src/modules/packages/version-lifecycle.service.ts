@@ -50,14 +50,15 @@ export class VersionLifecycle {
       const run = await this.runs.queue(target);
       await this.queue.enqueue({
         confId: run.id,
-        runtimeUrl: pkg.runtime_url,
+        // A version is validated against its own runtime (a draft's may differ from the published one).
+        runtimeUrl: version.runtime_url,
         riskTier: pkg.risk_tier,
         capabilities: version.capabilities,
       });
       return { accepted: true as const, run: toRunDto(run) };
     }
     const report = await this.runner.run({
-      runtimeUrl: pkg.runtime_url,
+      runtimeUrl: version.runtime_url,
       riskTier: pkg.risk_tier,
       capabilities: version.capabilities,
       full: false,
@@ -216,7 +217,7 @@ export class VersionLifecycle {
   async reviewQueue() {
     const rows: Array<VersionRow & { name: string; slug: string; risk_tier: string; app_id: string; submitted_by: string }> =
       await this.dataSource.query(
-        `SELECT v.id, v.package_id, v.version, v.capabilities, v.state, v.review_reason, v.submitted_at, v.published_at, v.created_at, v.submitted_by,
+        `SELECT v.id, v.package_id, v.version, v.capabilities, v.runtime_url, v.state, v.review_reason, v.submitted_at, v.published_at, v.created_at, v.submitted_by,
               p.name, p.slug, p.risk_tier, p.app_id
          FROM package_versions v JOIN packages p ON p.id = v.package_id
         WHERE v.state = 'in_review' ORDER BY v.submitted_at, v.id`,
@@ -240,7 +241,7 @@ export class VersionLifecycle {
 
   private async fullRunNow(pkg: PackageRow, version: VersionRow): Promise<RunRow> {
     const report: ConformanceReport = await this.runner.run({
-      runtimeUrl: pkg.runtime_url,
+      runtimeUrl: version.runtime_url,
       riskTier: pkg.risk_tier,
       capabilities: version.capabilities,
       full: true,

@@ -5,6 +5,7 @@ import Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { newId } from '../../common/ids';
+import { OutboundHttp } from '../../common/http/outbound-http';
 import { REDIS } from '../../infra/redis/redis.module';
 import { ExecutionTarget, InstallsService } from '../marketplace/installs.service';
 import { CapabilityDescriptor } from '../packages/capability-descriptor';
@@ -59,6 +60,7 @@ export class RealtimeSupervisor implements OnApplicationBootstrap, OnApplication
     private readonly installs: InstallsService,
     private readonly invoker: RuntimeInvoker,
     private readonly cache: StateCache,
+    private readonly http: OutboundHttp,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -132,9 +134,9 @@ export class RealtimeSupervisor implements OnApplicationBootstrap, OnApplication
     const headerTimer = setTimeout(() => controller.abort(), this.config.runtimeBridge.timeoutMs);
     try {
       const token = await this.invoker.installToken(target);
-      const response = await fetch(`${target.runtime_url}/capabilities/${encodeURIComponent(capability.name)}/stream`, {
+      // Through the checked agent: the address is judged again at every (re)connect, not only at registration.
+      const response = await this.http.fetch(`${target.runtime_url}/capabilities/${encodeURIComponent(capability.name)}/stream`, {
         headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'x-service-request-id': newId('req') },
-        redirect: 'manual',
         signal: controller.signal,
       });
       clearTimeout(headerTimer);

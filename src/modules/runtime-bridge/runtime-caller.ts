@@ -1,3 +1,4 @@
+import type { OutboundHttp } from '../../common/http/outbound-http';
 import { describeFailure } from '../conformance/runtime-client';
 
 /** What one HTTP exchange with a runtime produced, before any interpretation of the envelope. */
@@ -8,13 +9,15 @@ export type CallResult =
   | { kind: 'oversize'; detail: string };
 
 /**
- * One call to a provider runtime: global `fetch` with normal TLS verification,
- * no redirects, the tier's timeout over the whole exchange (headers and body)
+ * One call to a provider runtime through the service's outbound client (the
+ * connected address is checked, as for every outbound call), with normal TLS
+ * verification, no redirects, the tier's timeout over the whole exchange (headers and body)
  * and the tier's size cap enforced while the body streams in, so an oversized
  * answer is cut off rather than buffered. Never throws. The bearer token passes
  * through `headers` and is never logged or stored.
  */
 export async function callRuntime(
+  http: Pick<OutboundHttp, 'fetch'>,
   url: string,
   init: { method: 'POST' | 'GET'; headers: Record<string, string>; body?: string },
   limits: { timeoutMs: number; maxBytes: number },
@@ -22,7 +25,7 @@ export async function callRuntime(
   const signal = AbortSignal.timeout(limits.timeoutMs);
   let response: Response;
   try {
-    response = await fetch(url, { method: init.method, headers: init.headers, body: init.body, redirect: 'manual', signal });
+    response = await http.fetch(url, { method: init.method, headers: init.headers, body: init.body, signal });
   } catch (error) {
     return classify(error, url, limits.timeoutMs);
   }

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LruMap } from '../../common/cache/lru-map';
+import { OutboundHttp } from '../../common/http/outbound-http';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import type { ExecutionTarget } from '../marketplace/installs.service';
@@ -39,6 +40,7 @@ export class RuntimeInvoker {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tokens: PlatformTokens,
+    private readonly http: OutboundHttp,
   ) {}
 
   /**
@@ -77,6 +79,7 @@ export class RuntimeInvoker {
     let retries = 0;
     for (let attempts = 1; ; attempts += 1) {
       const result = await callRuntime(
+        this.http,
         url,
         {
           method: 'POST',

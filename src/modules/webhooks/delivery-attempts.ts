@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { assertCallableTarget } from '../../common/http/target-policy';
+import { OutboundHttp } from '../../common/http/outbound-http';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { MailOutbox } from '../../infra/mail/mail-outbox';
@@ -33,6 +33,7 @@ export class DeliveryAttempts {
     private readonly profiles: WebhookProfiles,
     private readonly apps: AppsService,
     private readonly mail: MailOutbox,
+    private readonly http: OutboundHttp,
   ) {}
 
   async load(deliveryId: string): Promise<DeliveryRow | null> {
@@ -118,8 +119,8 @@ export class DeliveryAttempts {
   private async send(rawUrl: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult> {
     try {
       // Checked again now, not only at registration: rules or DNS may have changed since.
-      const url = await assertCallableTarget(rawUrl, 'webhook_url', { allowPrivate: this.config.allowPrivateTargets });
-      return await sendWebhook(url, headers, body, timeoutMs, this.config.allowPrivateTargets);
+      const url = await this.http.assertCallable(rawUrl, 'webhook_url');
+      return await sendWebhook(url, headers, body, timeoutMs, this.http);
     } catch (error) {
       return { status: null, headers: {}, body: null, latencyMs: 0, errorClass: 'blocked_target', error: (error as Error).message };
     }

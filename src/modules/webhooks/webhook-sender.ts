@@ -1,7 +1,6 @@
-import { LookupAddress, lookup as dnsLookup } from 'node:dns';
-import { Agent, request } from 'node:https';
+import type { ClientRequest } from 'node:http';
+import { BLOCKED_TARGET, OutboundHttp } from '../../common/http/outbound-http';
 import { RESPONSE_BODY_LIMIT } from './delivery-policy';
-import { isPrivateAddress } from '../../common/http/target-policy';
 
 export interface SendResult {
   status: number | null;
@@ -13,21 +12,20 @@ export interface SendResult {
   error: string | null;
 }
 
-/** Keep-alive connections per endpoint: a burst of deliveries does not pay a TLS handshake each. */
-const AGENT = new Agent({ keepAlive: true, maxSockets: 64 });
-
 /**
- * One HTTPS POST of exact bytes. Redirects are never followed (a 3xx is just a
- * status). With `allowPrivate` off, the address is checked after DNS
- * resolution, at connect time, so a host that re-resolves to a private address
- * after registration (DNS rebinding) is refused too.
+ * One HTTPS POST of exact bytes through the service's outbound client (its
+ * keep-alive agent spares a burst of deliveries a TLS handshake each).
+ * Redirects are never followed (a 3xx is just a status). Unless private
+ * targets are allowed, the address is checked after DNS resolution, at
+ * connect time, so a host that re-resolves to a private address after
+ * registration (DNS rebinding) is refused too.
  */
 export function sendWebhook(
   url: URL,
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
-  allowPrivate: boolean,
+  http: OutboundHttp,
 ): Promise<SendResult> {
   const started = Date.now();
   return new Promise((resolve) => {
@@ -36,6 +34,7 @@ export function sendWebhook(
     let responseHeaders: SendResult['headers'] = {};
     const chunks: Buffer[] = [];
     let kept = 0;
+    let req: ClientRequest | undefined;
     const finish = (errorClass: string | null, error: string | null) => {
       if (settled) return;
       settled = true;
@@ -49,37 +48,38 @@ export function sendWebhook(
         errorClass: status === null ? errorClass : null,
         error: status === null ? error : null,
       });
-      req.destroy();
+      req?.destroy();
     };
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent: AGENT,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        lookup: (hostname, options, callback) =>
-          dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-            if (error) return callback(error, '', 4);
-            const blocked = !allowPrivate && addresses.some((a) => isPrivateAddress(a.address));
-            if (blocked)
-              return callback(Object.assign(new Error('target resolves to a private address'), { code: 'EBLOCKEDTARGET' }), '', 4);
-            if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-            callback(null, addresses[0].address, addresses[0].family);
-          }),
-      },
-      (res) => {
-        status = res.statusCode ?? null;
-        responseHeaders = res.headers;
-        res.on('data', (chunk: Buffer) => {
-          if (kept < RESPONSE_BODY_LIMIT) chunks.push(chunk);
-          kept += chunk.length;
-          // Enough for the log: stop reading rather than download a large answer.
-          if (kept >= RESPONSE_BODY_LIMIT) finish(null, null);
-        });
-        res.on('end', () => finish(null, null));
-        res.on('error', () => finish(null, null));
-      },
-    );
+    try {
+      req = http.request(
+        url,
+        {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          status = res.statusCode ?? null;
+          responseHeaders = res.headers;
+          res.on('data', (chunk: Buffer) => {
+            if (kept < RESPONSE_BODY_LIMIT) chunks.push(chunk);
+            kept += chunk.length;
+            // Enough for the log: stop reading rather than download a large answer.
+            if (kept >= RESPONSE_BODY_LIMIT) finish(null, null);
+          });
+          res.on('end', () => finish(null, null));
+          res.on('error', () => finish(null, null));
+        },
+      );
+    } catch (error) {
+      return resolve({
+        status: null,
+        headers: {},
+        body: null,
+        latencyMs: 0,
+        errorClass: classify(error as NodeJS.ErrnoException),
+        error: (error as Error).message,
+      });
+    }
     const timer = setTimeout(() => finish('timeout', `no response within ${timeoutMs} ms`), timeoutMs);
     req.on('error', (error: NodeJS.ErrnoException) => finish(classify(error), error.message));
     req.end(body);
@@ -87,7 +87,7 @@ export function sendWebhook(
 }
 
 function classify(error: NodeJS.ErrnoException): string {
-  if (error.code === 'EBLOCKEDTARGET') return 'blocked_target';
+  if (error.code === BLOCKED_TARGET) return 'blocked_target';
   if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') return 'dns_error';
   if (/CERT|SSL|TLS|SELF_SIGNED/i.test(error.code ?? '') || /certificate|ssl|tls/i.test(error.message)) return 'tls_error';
   return 'connection_error';

@@ -6,6 +6,7 @@ import { Webhooks1764000700000 } from './1764000700000-Webhooks';
 import { RuntimeBridge1764000800000 } from './1764000800000-RuntimeBridge';
 import { SessionCacheInvalidation1764000900000 } from './1764000900000-SessionCacheInvalidation';
 import { DeveloperLoginHardening1764001000000 } from './1764001000000-DeveloperLoginHardening';
+import { VersionRuntimeUrl1764001100000 } from './1764001100000-VersionRuntimeUrl';
 import { VerifiedEmails1764001200000 } from './1764001200000-VerifiedEmails';
 import { AppTokenBinding1764001300000 } from './1764001300000-AppTokenBinding';
 
@@ -22,6 +23,7 @@ export const MIGRATIONS = [
   RuntimeBridge1764000800000,
   SessionCacheInvalidation1764000900000,
   DeveloperLoginHardening1764001000000,
+  VersionRuntimeUrl1764001100000,
   VerifiedEmails1764001200000,
   AppTokenBinding1764001300000,
 ];

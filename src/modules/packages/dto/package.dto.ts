@@ -18,7 +18,13 @@ export class CreatePackageDto {
   @ApiProperty({ description: 'Capability descriptors, full or short form', type: 'array', items: { type: 'object' } })
   @IsArray()
   capabilities: unknown[];
-  @ApiProperty({ description: 'HTTPS base URL of the provider runtime' }) @IsString() @MaxLength(2000) runtimeUrl: string;
+  @ApiProperty({
+    description:
+      'HTTPS base URL of the provider runtime of the first version (public addresses only). Each version keeps its own; live traffic calls the published version’s',
+  })
+  @IsString()
+  @MaxLength(2000)
+  runtimeUrl: string;
   @ApiPropertyOptional({ default: '1.0.0' })
   @IsOptional()
   @Matches(VERSION, { message: 'version must be three dot-separated numbers' })
@@ -28,7 +34,10 @@ export class CreatePackageDto {
 export class CreateVersionDto {
   @ApiProperty() @Matches(VERSION, { message: 'version must be three dot-separated numbers' }) version: string;
   @ApiProperty({ type: 'array', items: { type: 'object' } }) @IsArray() capabilities: unknown[];
-  @ApiPropertyOptional({ description: 'Moves the runtime for this and later versions' })
+  @ApiPropertyOptional({
+    description:
+      'HTTPS base URL of this version’s runtime; defaults to the newest version’s. Conformance runs of this version call it; live traffic (executions, state polling, realtime streams) moves to it only when this version is published',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(2000)

@@ -1,0 +1,178 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { Agent, request, RequestOptions } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { Readable } from 'node:stream';
+import { Global, Inject, Injectable, Module, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { ProblemError } from '../errors/problem-error';
+import { assertCallableTarget, assertCallableUrl, defaultLookup, DnsLookup, isCallableAddress } from './target-policy';
+
+/**
+ * Injection token of the resolver every outbound call uses (`DnsLookup`,
+ * the shape of `dns.lookup` with `all: true`). Nothing provides it in
+ * production, so `dns.lookup` is used; tests provide one from a `@Global()`
+ * module passed to `startApi({ imports })` to script DNS answers.
+ */
+export const DNS_LOOKUP = Symbol('DNS_LOOKUP');
+
+/** The error a connection refused by the target policy fails with (`error.code`). */
+export const BLOCKED_TARGET = 'EBLOCKEDTARGET';
+
+const blocked = (message: string) => Object.assign(new Error(message), { code: BLOCKED_TARGET });
+
+/**
+ * A socket `lookup` that resolves with `resolve` and, unless private targets
+ * are allowed, fails the connection when ANY address is not public. Because
+ * the socket connects to exactly the addresses checked here, a name that
+ * re-resolves to an internal address after it was registered (DNS
+ * rebinding) is refused too.
+ */
+export function checkedLookup(resolve: DnsLookup, allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    const family = typeof options.family === 'number' ? options.family : options.family === 'IPv6' ? 6 : options.family === 'IPv4' ? 4 : 0;
+    resolve(hostname, { all: true, family, hints: options.hints }, (error, addresses) => {
+      if (error) return callback(error, '', 4);
+      if (!addresses?.length) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 4);
+      if (!allowPrivate && !addresses.every((a) => isCallableAddress(a.address))) {
+        return callback(blocked(`${hostname} resolves to a loopback, private or link-local address`), '', 4);
+      }
+      if (options.all) return callback(null, addresses);
+      callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
+}
+
+export interface OutboundInit {
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /** Aborts the request, or the body still streaming in; fetch's semantics (the reason is what rejects). */
+  signal?: AbortSignal;
+}
+
+/**
+ * The one way the service calls out over HTTPS (provider runtimes: bridge
+ * calls, realtime streams, conformance runs; webhook deliveries): one
+ * keep-alive agent whose socket `lookup` is the checked one above, and a
+ * synchronous check of the URL itself (scheme, credentials, local names,
+ * literal addresses, which never reach a resolver). TLS is verified as usual
+ * (system store plus NODE_EXTRA_CA_CERTS), against the URL's host name.
+ * Redirects are never followed. `ALLOW_PRIVATE_TARGETS` turns the address
+ * checks off, nothing else.
+ */
+@Injectable()
+export class OutboundHttp implements OnApplicationShutdown {
+  /**
+   * Idle connections are kept (64 per host) so bursts skip the TLS handshake;
+   * busy ones are not capped here, since a realtime stream holds its socket
+   * for hours and callers bound their own concurrency.
+   */
+  readonly agent: Agent;
+  readonly allowPrivate: boolean;
+  private readonly resolve: DnsLookup;
+
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'allowPrivateTargets'>, @Optional() @Inject(DNS_LOOKUP) resolve?: DnsLookup) {
+    this.allowPrivate = config.allowPrivateTargets;
+    this.resolve = resolve ?? defaultLookup;
+    this.agent = new Agent({
+      keepAlive: true,
+      maxFreeSockets: 64,
+      scheduling: 'lifo',
+      lookup: checkedLookup(this.resolve, this.allowPrivate),
+    });
+  }
+
+  onApplicationShutdown(): void {
+    this.agent.destroy();
+  }
+
+  /** The registration-time check (`assertCallableTarget`) with this service's rules and resolver. */
+  assertCallable(raw: string, field: string, options: { resolve?: boolean } = {}): Promise<URL> {
+    return assertCallableTarget(raw, field, { allowPrivate: this.allowPrivate, lookup: this.resolve, resolve: options.resolve });
+  }
+
+  /**
+   * `https.request` through the checked agent. Throws (code `EBLOCKEDTARGET`)
+   * before any connection when the URL itself is refused.
+   */
+  request(url: URL, options: RequestOptions, onResponse?: (res: IncomingMessage) => void): ClientRequest {
+    try {
+      // Named after the host, so the refusal reads "<host> must not point at …".
+      assertCallableUrl(url, url.host, this.allowPrivate);
+    } catch (error) {
+      throw blocked(error instanceof ProblemError ? (error.detail ?? error.message) : String(error));
+    }
+    return request(url, { ...options, agent: this.agent }, onResponse);
+  }
+
+  /**
+   * A `fetch` over `request`: the same `Response` (body streamed, never
+   * decompressed), rejecting like fetch (a `TypeError` whose `cause` carries the
+   * socket's error code, or the signal's reason when aborted).
+   */
+  fetch(target: string | URL, init: OutboundInit = {}): Promise<Response> {
+    const { signal } = init;
+    return new Promise<Response>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason as Error);
+      const url = typeof target === 'string' ? new URL(target) : target;
+      const body = init.body === undefined ? undefined : Buffer.from(init.body);
+      const headers: Record<string, string | number> = { ...init.headers };
+      if (body) headers['content-length'] = body.length;
+      let req: ClientRequest;
+      let res: IncomingMessage | undefined;
+      const onAbort = () => {
+        req.destroy(signal!.reason as Error);
+        res?.destroy(signal!.reason as Error);
+      };
+      const done = () => signal?.removeEventListener('abort', onAbort);
+      try {
+        req = this.request(url, { method: init.method ?? 'GET', headers }, (answer) => {
+          res = answer;
+          answer.once('close', done);
+          try {
+            resolve(toResponse(answer));
+          } catch (error) {
+            answer.destroy();
+            done();
+            reject(new TypeError('fetch failed', { cause: error }));
+          }
+        });
+      } catch (error) {
+        return reject(new TypeError('fetch failed', { cause: error }));
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('error', (error) => {
+        if (res) return; // after the answer, failures reach the body stream
+        done();
+        reject(signal?.aborted ? (signal.reason as Error) : new TypeError('fetch failed', { cause: error }));
+      });
+      req.end(body);
+    });
+  }
+}
+
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+
+function toResponse(res: IncomingMessage): Response {
+  const status = res.statusCode ?? 0;
+  if (status < 200 || status > 599) throw new Error(`invalid HTTP status ${status}`);
+  const headers = new Headers();
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+    try {
+      headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+    } catch {
+      // a header fetch would not accept either: leave it out
+    }
+  }
+  if (NULL_BODY_STATUSES.has(status)) {
+    res.resume();
+    return new Response(null, { status, headers });
+  }
+  return new Response(Readable.toWeb(res), { status, headers });
+}
+
+/** Registered once, in the core: every area gets the same agent. */
+@Global()
+@Module({ providers: [OutboundHttp], exports: [OutboundHttp] })
+export class OutboundHttpModule {}
