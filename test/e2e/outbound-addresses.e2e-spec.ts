@@ -1,52 +1,19 @@
-import { isIP } from 'node:net';
-import { Global, Module } from '@nestjs/common';
 import Redis from 'ioredis';
 import request from 'supertest';
-import { DNS_LOOKUP } from '../../src/common/http/outbound-http';
-import type { DnsLookup } from '../../src/common/http/target-policy';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
-import { appToken, onboardDeveloper, OnboardedDeveloper, publishPackage, registerApp } from '../support/providers';
+import { appToken, onboardDeveloper, OnboardedDeveloper, publishPackage, publishVersion, registerApp } from '../support/providers';
+import { PUBLIC_ADDRESS, ScriptedDns } from '../support/scripted-dns';
 import { SmtpSink } from '../support/smtp-sink';
 import { assertTestCaTrusted, certificateForHosts } from '../support/test-ca';
 import { login, LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
 
-/** A public address (example.com's) the scripted resolver answers when a check should pass. */
-const PUBLIC = '93.184.216.34';
+const PUBLIC = PUBLIC_ADDRESS;
 const LOOPBACK = '127.0.0.1';
-
-/**
- * A resolver whose answers the test scripts: `answer(host, a, b)` answers `a`
- * to the next lookup of `host` and `b` to every later one (a DNS rebinding
- * attacker's name). Names it was not told about do not resolve.
- */
-class ScriptedDns {
-  readonly asked: string[] = [];
-  private readonly answers = new Map<string, string[]>();
-
-  answer(host: string, ...addresses: string[]): void {
-    this.answers.set(host, addresses);
-  }
-
-  readonly lookup: DnsLookup = (hostname, _options, callback) => {
-    this.asked.push(hostname);
-    const queue = this.answers.get(hostname);
-    setImmediate(() => {
-      if (!queue?.length) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-      const address = queue.length > 1 ? queue.shift()! : queue[0];
-      callback(null, [{ address, family: isIP(address) }]);
-    });
-  };
-}
-
 const dns = new ScriptedDns();
-
-/** Replaces the service's resolver (`DNS_LOOKUP`), for registration checks and for every outbound connection alike. */
-@Global()
-@Module({ providers: [{ provide: DNS_LOOKUP, useValue: dns.lookup }], exports: [DNS_LOOKUP] })
-class ScriptedDnsModule {}
+const ScriptedDnsModule = dns.module();
 
 /** IPv6 spellings of 127.0.0.1: IPv4-compatible, NAT64 (64:ff9b::/96) and 6to4 (2002::/16). */
 const EMBEDDED_LOOPBACK = ['https://[::127.0.0.1]', 'https://[64:ff9b::7f00:1]', 'https://[2002:7f00:1::]'];
@@ -94,18 +61,6 @@ describe('outbound addresses', () => {
   const install = async (packageId: string) =>
     (await request(open).post('/v1/installs').set(user.auth).send({ package_id: packageId }).expect(201)).body.id as string;
   const forgetState = (installId: string) => redis.del(`${env.env.REDIS_PREFIX}:state:${installId}:balance`);
-
-  async function reviewAndPublish(packageId: string, versionId: string): Promise<void> {
-    const submitted = await request(open).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/submit`).set(appAuth);
-    expect(submitted.status).toBe(200);
-    if (submitted.body.review === 'manual') {
-      await request(open)
-        .post(`/v1/operator/packages/${packageId}/versions/${versionId}/approve`)
-        .set({ authorization: `Bearer ${OPERATOR_TOKEN}` })
-        .expect(200);
-    }
-    await request(open).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/publish`).set(appAuth).expect(200);
-  }
 
   beforeAll(async () => {
     assertTestCaTrusted();
@@ -192,7 +147,7 @@ describe('outbound addresses', () => {
       expect(created.body.runtimeUrl).toBe(runtimeUrl);
       // Then the name answers 127.0.0.1, where the local runtime listens (the open API publishes through it).
       dns.answer('state.rebind.example', LOOPBACK);
-      await reviewAndPublish(created.body.id, created.body.versions[0].id);
+      await publishVersion(open, appAuth, created.body.id, created.body.versions[0].id);
       const installId = await install(created.body.id);
       [rebindingPackageId, rebindingInstallId] = [created.body.id, installId];
 

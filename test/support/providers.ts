@@ -73,8 +73,7 @@ export interface PublishedPackage {
 
 /**
  * Onboarding steps four to seven through the real API: create the package,
- * submit it (running conformance against its runtime), approve it as the
- * operator when it went to manual review, and publish it.
+ * then submit, review and publish its first version (`publishVersion`).
  */
 export async function publishPackage(
   url: string,
@@ -84,6 +83,12 @@ export async function publishPackage(
   const created = await request(url).post('/v1/providers/packages').set(appAuth).send(body).expect(201);
   const packageId = created.body.id as string;
   const versionId = created.body.versions[0].id as string;
+  await publishVersion(url, appAuth, packageId, versionId);
+  return { packageId, versionId, slug: created.body.slug as string };
+}
+
+/** Submits a version (running conformance against its runtime), approves it as the operator when it went to manual review, and publishes it. */
+export async function publishVersion(url: string, appAuth: { authorization: string }, packageId: string, versionId: string): Promise<void> {
   const submitted = await request(url)
     .post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/submit`)
     .set(appAuth)
@@ -95,5 +100,4 @@ export async function publishPackage(
       .expect(200);
   }
   await request(url).post(`/v1/providers/packages/manage/${packageId}/versions/${versionId}/publish`).set(appAuth).expect(200);
-  return { packageId, versionId, slug: created.body.slug as string };
 }

@@ -11,7 +11,7 @@ export interface LoggedInUser {
 export async function login(
   url: string,
   idp: TestIdentityProvider,
-  who: { sub: string; name?: string; email?: string },
+  who: { sub: string; name?: string; email?: string; emailVerified?: boolean },
 ): Promise<LoggedInUser> {
   const res = await request(url)
     .post('/v1/auth/login')
