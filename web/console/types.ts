@@ -35,6 +35,8 @@ export interface Version {
   packageId: string;
   version: string;
   state: string;
+  /** The runtime this version is validated against; live traffic uses the published version's. */
+  runtimeUrl: string;
   capabilities: unknown[];
   reviewReason: string | null;
   submittedAt: string | null;

@@ -290,8 +290,8 @@ function DeletePanel(props: { onDeleted: (message: string) => void }) {
         onCancel={() => setOpen(false)}
       >
         <p>
-          <strong>This is permanent and cannot be undone.</strong> Your traits, values, exports and everything derived from them are
-          deleted, and your installed packages are removed.
+          <strong>This is permanent and cannot be undone.</strong> Your traits, values, exports and the agent actions drafted from them are
+          deleted. Your account, contacts, messages and installed packages stay.
         </p>
       </ConfirmDialog>
     </section>

@@ -222,7 +222,7 @@ export function PackageDetailPage(props: { packageId: string }) {
                     ],
                     ['Risk tier', p.riskTier.replace(/_/g, ' ')],
                     [
-                      'Runtime URL',
+                      'Live runtime URL',
                       <span key="rt" class="break">
                         {p.runtimeUrl}
                       </span>,
@@ -330,7 +330,7 @@ export function NewVersionPage(props: { packageId: string }) {
                 label="Runtime URL"
                 name="runtimeUrl"
                 type="url"
-                hint={`Leave empty to keep ${p.runtimeUrl}. A new URL applies to this and later versions.`}
+                hint={`Leave empty to keep ${latest?.runtimeUrl ?? p.runtimeUrl}. Users' traffic moves to this version's runtime only when it is published.`}
                 error={problem?.field === 'runtimeUrl' ? problem.detail : undefined}
               />
               <Field
@@ -444,6 +444,12 @@ export function VersionPage(props: { packageId: string; versionId: string }) {
                 items={[
                   ['State', <StateBadge key="state" state={version.state} />],
                   ['Version id', <code key="id">{version.id}</code>],
+                  [
+                    'Runtime URL',
+                    <span key="rt" class="break">
+                      {version.runtimeUrl}
+                    </span>,
+                  ],
                   ['Created', formatDate(version.createdAt)],
                   ['Submitted', formatDate(version.submittedAt)],
                   ['Published', formatDate(version.publishedAt)],
