@@ -3,55 +3,11 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
 import { AccessTokens } from '../../src/modules/auth/access-tokens';
+import { GatewayClient } from '../support/gateway-client';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { LoggedInUser, login } from '../support/users';
 import { waitFor } from '../support/wait-for';
-
-/** How long a close may take to arrive; the service aims at well under a second, the bound only keeps a failing run short. */
-const CLOSE_WITHIN_MS = 5000;
-
-interface Frame {
-  type: string;
-  id?: string;
-  data: Record<string, unknown>;
-}
-
-/** A test client that keeps every frame and how the socket closed. */
-class Client {
-  readonly frames: Frame[] = [];
-  closedWith: { code: number; reason: string } | undefined;
-
-  constructor(readonly socket: WebSocket) {
-    socket.on('message', (data) => this.frames.push(JSON.parse((data as Buffer).toString()) as Frame));
-    socket.on('error', () => undefined);
-    socket.once('close', (code, reason) => (this.closedWith = { code, reason: reason.toString() }));
-  }
-
-  send(frame: Record<string, unknown>): void {
-    this.socket.send(JSON.stringify(frame));
-  }
-
-  of(type: string, where: (frame: Frame) => boolean = () => true): Frame[] {
-    return this.frames.filter((frame) => frame.type === type && where(frame));
-  }
-
-  async next(type: string, where: (frame: Frame) => boolean = () => true): Promise<Frame> {
-    return waitFor(() => this.of(type, where)[0], { timeoutMs: 5000, what: `a ${type} frame` });
-  }
-
-  /** How the server closed the socket, waited for (bounded). */
-  async closed(): Promise<{ code: number; reason: string }> {
-    return waitFor(() => this.closedWith, { timeoutMs: CLOSE_WITHIN_MS, what: 'the server to close the socket' });
-  }
-
-  /** Proves the socket is still open and served: a ping is answered. */
-  async answersPing(id: string): Promise<void> {
-    this.send({ type: 'ping', id });
-    await this.next('pong', (frame) => frame.id === id);
-    expect(this.closedWith).toBeUndefined();
-  }
-}
 
 const sessionOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sid as string;
 
@@ -62,11 +18,11 @@ describe('gateway sockets end with their session (attack: a logged-out token kee
   let apiB: { app: NestFastifyApplication; url: string };
   let dataSource: DataSource;
   let bob: LoggedInUser;
-  const clients: Client[] = [];
+  const clients: GatewayClient[] = [];
   let people = 0;
 
-  async function ready(base: string, token: string): Promise<Client> {
-    const client = new Client(new WebSocket(`${base.replace(/^http/, 'ws')}/v1/gateway?token=${encodeURIComponent(token)}`));
+  async function ready(base: string, token: string): Promise<GatewayClient> {
+    const client = new GatewayClient(new WebSocket(`${base.replace(/^http/, 'ws')}/v1/gateway?token=${encodeURIComponent(token)}`));
     clients.push(client);
     await client.next('ready');
     return client;

@@ -3,63 +3,13 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
 import { AccessTokens } from '../../src/modules/auth/access-tokens';
+import { GatewayClient } from '../support/gateway-client';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { LoggedInUser, login } from '../support/users';
 import { waitFor } from '../support/wait-for';
 
 const HEARTBEAT_MS = 300;
-
-interface Frame {
-  type: string;
-  id?: string;
-  data: Record<string, unknown>;
-}
-
-/** A test client: every frame is kept, and `next` waits (bounded) for one matching. */
-class Client {
-  readonly frames: Frame[] = [];
-  private cursor = 0;
-  readonly closed: Promise<{ code: number; reason: string }>;
-  readonly opened: Promise<void>;
-
-  constructor(readonly socket: WebSocket) {
-    socket.on('message', (data) => this.frames.push(JSON.parse((data as Buffer).toString()) as Frame));
-    socket.on('error', () => undefined);
-    this.closed = new Promise((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-    this.opened = new Promise((resolve) => socket.once('open', () => resolve()));
-  }
-
-  send(frame: Record<string, unknown>): void {
-    this.socket.send(JSON.stringify(frame));
-  }
-
-  /** The next frame (after those already taken) of `type` matching `where`. */
-  async next(type: string, where: (frame: Frame) => boolean = () => true, timeoutMs = 5000): Promise<Frame> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      for (let i = this.cursor; i < this.frames.length; i++) {
-        if (this.frames[i].type === type && where(this.frames[i])) {
-          const [frame] = this.frames.splice(i, 1);
-          return frame;
-        }
-      }
-      if (Date.now() > deadline)
-        throw new Error(`no ${type} frame within ${timeoutMs} ms; got ${JSON.stringify(this.frames.map((f) => f.type))}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-
-  /** Asserts no frame of `type` arrives within `ms`. */
-  async none(type: string, where: (frame: Frame) => boolean = () => true, ms = 400): Promise<void> {
-    await new Promise((r) => setTimeout(r, ms));
-    expect(this.frames.filter((f) => f.type === type && where(f))).toEqual([]);
-  }
-
-  close(): void {
-    this.socket.close();
-  }
-}
 
 describe('real-time gateway (WebSocket, two api instances)', () => {
   let env: TestEnvironment;
@@ -71,22 +21,22 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
   let carol: LoggedInUser;
   let bobAtAlice: string; // alice's contact id for bob
   let aliceAtBob: string;
-  const clients: Client[] = [];
+  const clients: GatewayClient[] = [];
   let users = 0;
 
   function wsUrl(base: string, query: string): string {
     return `${base.replace(/^http/, 'ws')}/v1/gateway?${query}`;
   }
 
-  function connect(base: string, token: string, options: WebSocket.ClientOptions & { since?: string } = {}): Client {
+  function connect(base: string, token: string, options: WebSocket.ClientOptions & { since?: string } = {}): GatewayClient {
     const { since, ...wsOptions } = options;
     const query = `token=${encodeURIComponent(token)}${since ? `&since=${encodeURIComponent(since)}` : ''}`;
-    const client = new Client(new WebSocket(wsUrl(base, query), wsOptions));
+    const client = new GatewayClient(new WebSocket(wsUrl(base, query), wsOptions));
     clients.push(client);
     return client;
   }
 
-  async function ready(base: string, token: string, options: WebSocket.ClientOptions & { since?: string } = {}): Promise<Client> {
+  async function ready(base: string, token: string, options: WebSocket.ClientOptions & { since?: string } = {}): Promise<GatewayClient> {
     const client = connect(base, token, options);
     await client.next('ready');
     return client;
@@ -142,18 +92,18 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
 
   describe('connect', () => {
     it('closes with 4401 when the token is missing, malformed or expired', async () => {
-      const missing = new Client(new WebSocket(wsUrl(apiA.url, '')));
-      expect(await missing.closed).toEqual({ code: 4401, reason: 'missing token query parameter' });
-      expect(await connect(apiA.url, 'not-a-jwt').closed).toEqual({ code: 4401, reason: 'token invalid' });
+      const missing = new GatewayClient(new WebSocket(wsUrl(apiA.url, '')));
+      expect(await missing.closed()).toEqual({ code: 4401, reason: 'missing token query parameter' });
+      expect(await connect(apiA.url, 'not-a-jwt').closed()).toEqual({ code: 4401, reason: 'token invalid' });
       const tokens = apiA.app.get(AccessTokens);
       const sid = JSON.parse(Buffer.from(alice.token.split('.')[1], 'base64url').toString()).sid as string;
       const expired = await tokens.issue(alice.id, sid, new Date(Date.now() - 60_000));
-      expect(await connect(apiA.url, expired).closed).toEqual({ code: 4401, reason: 'token expired' });
+      expect(await connect(apiA.url, expired).closed()).toEqual({ code: 4401, reason: 'token expired' });
     });
 
     it('closes with 4403 when the user behind a valid token no longer exists', async () => {
       const token = await apiA.app.get(AccessTokens).issue('usr_deleted000000000000', 'ses_gone', new Date(Date.now() + 60_000));
-      expect(await connect(apiA.url, token).closed).toEqual({ code: 4403, reason: 'user deleted' });
+      expect(await connect(apiA.url, token).closed()).toEqual({ code: 4403, reason: 'user deleted' });
     });
 
     it('sends ready with the user, session, heartbeat interval and contacts’ presence', async () => {
@@ -176,7 +126,7 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
       await client.next('ready');
       const notice = await client.next('session.expiring');
       expect(new Date(notice.data.expires_at as string).getTime()).toBeGreaterThan(Date.now());
-      expect(await client.closed).toEqual({ code: 4401, reason: 'token expired' });
+      expect(await client.closed()).toEqual({ code: 4401, reason: 'token expired' });
     });
   });
 
@@ -324,7 +274,7 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
       const silent = await ready(apiB.url, bob.token, { autoPong: false });
       await watcher.next('presence.updated', (f) => f.data.contact_id === bobAtAlice && f.data.status === 'online');
       const started = Date.now();
-      expect((await silent.closed).code).toBe(1006);
+      expect((await silent.closed()).code).toBe(1006);
       expect(Date.now() - started).toBeLessThan(HEARTBEAT_MS * 5);
       expect((await watcher.next('presence.updated', (f) => f.data.contact_id === bobAtAlice)).data).toMatchObject({ status: 'offline' });
     });
@@ -350,14 +300,14 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
     it('closes with 1009 on a frame over 64 KB', async () => {
       const client = await ready(apiA.url, alice.token);
       client.send({ type: 'ping', data: { pad: 'x'.repeat(70 * 1024) } });
-      expect((await client.closed).code).toBe(1009);
+      expect((await client.closed()).code).toBe(1009);
     });
 
     it('refuses frames over the rate with RATE_LIMITED, then closes a client that keeps flooding with 4429', async () => {
       const client = await ready(apiA.url, alice.token);
       for (let i = 0; i < 200; i++) client.send({ type: 'ping' });
       expect((await client.next('error')).data).toMatchObject({ code: 'RATE_LIMITED', status: 429 });
-      expect(await client.closed).toEqual({ code: 4429, reason: 'frame rate limit exceeded' });
+      expect(await client.closed()).toEqual({ code: 4429, reason: 'frame rate limit exceeded' });
     });
   });
 
@@ -365,7 +315,7 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
     const api = await env.startApi();
     const client = await ready(api.url, alice.token);
     const closing = api.app.close();
-    expect(await client.closed).toEqual({ code: 1001, reason: 'server shutting down' });
+    expect(await client.closed()).toEqual({ code: 1001, reason: 'server shutting down' });
     await closing;
   });
 
@@ -389,7 +339,7 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
       const { api, url } = await spawnApi();
       const client = await ready(url, alice.token);
       api.child.kill('SIGTERM');
-      expect(await client.closed).toEqual({ code: 1001, reason: 'server shutting down' });
+      expect(await client.closed()).toEqual({ code: 1001, reason: 'server shutting down' });
       expect((await api.exited).code).toBe(0);
     });
 
@@ -399,7 +349,7 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
       const victim = await ready(url, bob.token);
       await watcher.next('presence.updated', (f) => f.data.contact_id === bobAtAlice && f.data.status === 'online');
       api.child.kill('SIGKILL');
-      await victim.closed;
+      await victim.closed();
       const offline = await watcher.next('presence.updated', (f) => f.data.contact_id === bobAtAlice, HEARTBEAT_MS * 10);
       expect(offline.data.status).toBe('offline');
     });

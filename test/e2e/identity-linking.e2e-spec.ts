@@ -2,53 +2,11 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
+import { GatewayClient } from '../support/gateway-client';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
-
-interface Frame {
-  type: string;
-  id?: string;
-  data: Record<string, unknown>;
-}
-
-/** A gateway client that keeps every frame; `next` waits (bounded) for one matching. */
-class Client {
-  readonly frames: Frame[] = [];
-  /** Every frame ever received, also those `next` took. */
-  readonly seen: Frame[] = [];
-
-  constructor(readonly socket: WebSocket) {
-    socket.on('message', (data) => {
-      const frame = JSON.parse((data as Buffer).toString()) as Frame;
-      this.frames.push(frame);
-      this.seen.push(frame);
-    });
-    socket.on('error', () => undefined);
-  }
-
-  send(frame: Record<string, unknown>): void {
-    this.socket.send(JSON.stringify(frame));
-  }
-
-  async next(type: string, where: (frame: Frame) => boolean = () => true, timeoutMs = 5000): Promise<Frame> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const index = this.frames.findIndex((f) => f.type === type && where(f));
-      if (index >= 0) return this.frames.splice(index, 1)[0];
-      if (Date.now() > deadline)
-        throw new Error(`no ${type} frame within ${timeoutMs} ms; got ${JSON.stringify(this.frames.map((f) => f.type))}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-
-  /** Frames of `type` received so far (not taken), after a short wait for stragglers. */
-  async pending(type: string, ms = 300): Promise<Frame[]> {
-    await new Promise((r) => setTimeout(r, ms));
-    return this.frames.filter((f) => f.type === type);
-  }
-}
 
 /** Every `usr_` id in a JSON value. */
 function userIdsIn(value: unknown): string[] {
@@ -65,7 +23,7 @@ describe('identity: verified emails and contact linking', () => {
   let idp: TestIdentityProvider;
   let url: string;
   let dataSource: DataSource;
-  const sockets: Client[] = [];
+  const sockets: GatewayClient[] = [];
 
   async function signIn(who: { sub: string; email: string; emailVerified?: boolean; name?: string }): Promise<LoggedInUser> {
     const res = await request(url)
@@ -100,8 +58,8 @@ describe('identity: verified emails and contact linking', () => {
     return res.body.messages;
   }
 
-  async function connect(user: LoggedInUser): Promise<Client> {
-    const client = new Client(new WebSocket(`${url.replace(/^http/, 'ws')}/v1/gateway?token=${encodeURIComponent(user.token)}`));
+  async function connect(user: LoggedInUser): Promise<GatewayClient> {
+    const client = new GatewayClient(new WebSocket(`${url.replace(/^http/, 'ws')}/v1/gateway?token=${encodeURIComponent(user.token)}`));
     sockets.push(client);
     await client.next('ready');
     return client;
@@ -118,7 +76,7 @@ describe('identity: verified emails and contact linking', () => {
   }
 
   /** Waits until the sender's own session has the fan-out of `messageId`: every other socket has had its chance by then. */
-  async function fannedOut(senderSocket: Client, messageId: string): Promise<void> {
+  async function fannedOut(senderSocket: GatewayClient, messageId: string): Promise<void> {
     await senderSocket.next('message.created', (f) => f.data.id === messageId);
   }
 

@@ -47,9 +47,33 @@ export class GatewayClient {
     );
   }
 
-  /** How the server closed the socket, waited for at most `timeoutMs`. */
-  async closed(timeoutMs = 5000): Promise<{ code: number; reason: string }> {
-    return waitFor(() => this.closedWith, { timeoutMs, what: 'the server to close the socket' });
+  /** Frames of `type` (matching `where`) received and not taken. */
+  of(type: string, where: (frame: Frame) => boolean = () => true): Frame[] {
+    return this.frames.filter((frame) => frame.type === type && where(frame));
+  }
+
+  /** Frames of `type` not taken, after `ms` for stragglers. */
+  async pending(type: string, ms = 300): Promise<Frame[]> {
+    await new Promise((r) => setTimeout(r, ms));
+    return this.of(type);
+  }
+
+  /** Asserts that no frame of `type` (matching `where`) arrives within `ms`. */
+  async none(type: string, where: (frame: Frame) => boolean = () => true, ms = 400): Promise<void> {
+    await new Promise((r) => setTimeout(r, ms));
+    expect(this.of(type, where)).toEqual([]);
+  }
+
+  /** Proves the socket is open and served: a ping is answered. */
+  async answersPing(id: string): Promise<void> {
+    this.send({ type: 'ping', id });
+    await this.next('pong', (frame) => frame.id === id);
+    expect(this.closedWith).toBeUndefined();
+  }
+
+  /** How the socket closed, waited for at most `timeoutMs`. */
+  async closed(timeoutMs = 10_000): Promise<{ code: number; reason: string }> {
+    return waitFor(() => this.closedWith, { timeoutMs, what: 'the socket to close' });
   }
 
   close(): void {
