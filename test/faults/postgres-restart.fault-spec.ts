@@ -73,10 +73,14 @@ describe('the api rides out a PostgreSQL restart', () => {
 
   function send(target: (typeof TARGETS)[number]): () => request.Test {
     const { path } = target;
-    // Unknown client: 401 invalid_client when the database answers. Never a 5xx other than 503.
+    // Unknown client, shaped like a real id so it is looked up: 401 invalid_client when the database answers. Never a 5xx other than 503.
     if (path === '/v1/auth/token')
       return () =>
-        request(url).post(path).auth('app_unknown_client', 'wrong-secret').type('form').send({ grant_type: 'client_credentials' });
+        request(url)
+          .post(path)
+          .auth(`cid_${'0'.repeat(32)}`, 'wrong-secret')
+          .type('form')
+          .send({ grant_type: 'client_credentials' });
     if (target.method === 'post')
       return () =>
         request(url)
