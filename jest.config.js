@@ -23,8 +23,18 @@ module.exports = {
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.ts', '<rootDir>/test/support/openapi-contract-setup.ts'],
       slowTestThreshold: 15,
+    },
+    {
+      // Property-based fuzz of every OpenAPI operation with real credentials (issue 22); seeded, FUZZ_SEED overrides.
+      displayName: 'fuzz',
+      ...common,
+      testMatch: ['<rootDir>/test/fuzz/**/*.fuzz-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.ts'],
+      slowTestThreshold: 240,
     },
     {
       // Web pages in headless Chromium against the built pages in dist/web (npm test builds first).

@@ -1,15 +1,20 @@
-import { INestApplicationContext, ModuleMetadata, ValidationPipe } from '@nestjs/common';
+import { INestApplicationContext, ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WsAdapter } from '@nestjs/platform-ws';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { RequestValidationError } from './common/errors/request-validation.error';
+import { ErrorEnvelopeFilter, MAX_PATH_PARAM_LENGTH } from './common/errors/error.filter';
 import { BodyTooDeepError, MAX_BODY_DEPTH, nestedDeeperThan } from './common/http/body-depth';
+import { clientErrorHandler } from './common/http/client-errors';
 import { HttpDrain } from './common/http/http-drain';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/http/request-id';
+import { illFormedTextError } from './common/http/text-input';
 import { registerWebPages } from './common/http/web-pages';
+import { buildOpenApiDocument } from './common/openapi/document';
+import { RequestValidationPipe } from './common/validation/request-validation.pipe';
 import { AppConfig } from './config/app-config';
 import { prepareDatabase } from './infra/database/migrate';
 import { WorkerModule } from './worker.module';
@@ -29,6 +34,10 @@ export async function prepareInfrastructure(config: AppConfig): Promise<void> {
 /** Builds the api role (and the worker too when `config.role` is `all`), ready to `listen`. */
 export async function createApiApp(config: AppConfig, options: BootOptions = {}): Promise<NestFastifyApplication> {
   if (!options.skipMigrations) await prepareInfrastructure(config);
+  // What the router refuses itself (a path parameter over the limit, bad percent-encoding) and what Node's
+  // parser refuses (timeouts, oversized headers) are answered before any hook runs: the same filter renders
+  // them in the path's envelope, with a request id and no echo of the URL.
+  const frameworkErrors = new ErrorEnvelopeFilter(config);
   const adapter = new FastifyAdapter({
     logger: false,
     genReqId: requestIdFor,
@@ -36,6 +45,12 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
+      setCommonHeaders(request, reply);
+      frameworkErrors.render(error, request, reply);
+    },
+    clientErrorHandler: clientErrorHandler(frameworkErrors),
   });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, { withWorker: config.role === 'all', imports: options.imports }),
@@ -51,15 +66,15 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
   // Hooks in callback style: they run on every request, and an async hook costs a promise each time.
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', (request, reply, done) => {
-    void reply.header(REQUEST_ID_HEADER, request.id);
-    // API answers are personal or carry credentials (tokens, secrets shown once: RFC 6749 §5.1), so no cache
-    // may keep them; a route that can be cached says so itself.
-    if (request.url.startsWith('/v1/')) void reply.header('cache-control', 'no-store');
+    setCommonHeaders(request, reply);
     done();
   });
   // Deeply nested JSON (thousands of levels) would overflow the stack of the recursive validation pipe: refuse it first.
+  // Then ill-formed Unicode (NUL, lone surrogates) anywhere in params, query or body, once for every route.
   fastify.addHook('preValidation', (request, _reply, done) => {
     if (request.body !== undefined && nestedDeeperThan(request.body, MAX_BODY_DEPTH)) return done(new BodyTooDeepError());
+    const illFormed = illFormedTextError(request);
+    if (illFormed) return done(illFormed);
     done();
   });
   const drain = app.get(HttpDrain);
@@ -68,33 +83,22 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
     done(null, payload);
   });
 
-  app.useGlobalPipes(
-    new ValidationPipe({
-      whitelist: true,
-      forbidNonWhitelisted: true,
-      transform: true,
-      exceptionFactory: (errors) => RequestValidationError.fromClassValidator(errors),
-    }),
-  );
+  app.useGlobalPipes(new RequestValidationPipe());
 
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Service API')
-      .setDescription(
-        'User API (`{ error: { code, message, status } }` errors) and provider platform (RFC 9457 problem details). ' +
-          'Real-time events: WebSocket at `/v1/gateway?token=…`, full event reference under the `gateway` tag (docs/events.md).',
-      )
-      .setVersion('1')
-      .addBearerAuth()
-      .build(),
-  );
+  const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
   // The consumer app (/app) and the developer console (/console): static pages built from web/ that use the public API.
   registerWebPages(fastify);
 
   await app.init();
   return app;
+}
+
+function setCommonHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  void reply.header(REQUEST_ID_HEADER, request.id);
+  // API answers are personal or carry credentials (tokens, secrets shown once: RFC 6749 §5.1), so no cache
+  // may keep them; a route that can be cached says so itself.
+  if (request.url.startsWith('/v1/')) void reply.header('cache-control', 'no-store');
 }
 
 /** Builds the worker role: processors, dispatcher and schedulers, without HTTP. */

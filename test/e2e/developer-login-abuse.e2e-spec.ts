@@ -246,7 +246,10 @@ describe('developer login under attack', () => {
     it('documents the one answer, 202 with email and message, in OpenAPI', async () => {
       const doc = await request(urls[0]).get('/docs/openapi.json').expect(200);
       const responses = doc.body.paths['/v1/providers/account'].post.responses;
-      expect(Object.keys(responses)).toEqual(['202']);
+      // The one success; the errors documented are those of any platform route (input, limits, outages), never a 409 that
+      // would tell a taken address apart.
+      expect(Object.keys(responses).filter((status) => !/^[45]/.test(status))).toEqual(['202']);
+      expect(Object.keys(responses)).not.toContain('409');
       const ref: string = responses['202'].content['application/json'].schema.$ref;
       const schema = doc.body.components.schemas[ref.split('/').pop()!];
       expect(schema).toMatchObject({

@@ -18,7 +18,37 @@ interface Failure {
   unexpected: boolean;
   /** A dependency outage: logged once per request as a warning, without the stack. */
   unavailable?: boolean;
+  /** The path itself is the bad input: `instance` leaves out its over-long segments instead of echoing them. */
+  opaquePath?: boolean;
 }
+
+/** Fastify's `maxParamLength`: no id, slug or name the service issues comes near it. */
+export const MAX_PATH_PARAM_LENGTH = 100;
+
+function withoutLongSegments(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => (segment.length > MAX_PATH_PARAM_LENGTH ? '…' : segment))
+    .join('/');
+}
+
+/**
+ * Fixed messages for what Fastify refuses on its own: its messages are not part of our contract, and
+ * none of these may echo input (a content type, a URL).
+ */
+const FRAMEWORK_MESSAGES: Record<string, { status: number; message: string }> = {
+  FST_ERR_MAX_PARAM_LENGTH: {
+    status: 400,
+    message: `A path parameter is longer than ${MAX_PATH_PARAM_LENGTH} characters; no identifier is that long`,
+  },
+  FST_ERR_BAD_URL: { status: 400, message: 'A path parameter is not valid percent-encoded UTF-8' },
+};
+const FRAMEWORK_STATUS_MESSAGES: Record<number, string> = {
+  404: 'Route not found',
+  405: 'Method not allowed on this route',
+  413: 'Request body is larger than the 1 MiB limit',
+  415: 'Content-Type is not supported by this route; send application/json',
+};
 
 /**
  * The one place errors become responses. User routes answer
@@ -34,8 +64,14 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') return;
     const http = host.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
-    const reply = http.getResponse<FastifyReply>();
+    this.render(exception, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
+  }
+
+  /**
+   * Also called by Fastify's `frameworkErrors` (src/bootstrap.ts) for what its router refuses before any
+   * hook or Nest code runs: an over-long or badly encoded path parameter.
+   */
+  render(exception: unknown, request: FastifyRequest, reply: FastifyReply): void {
     const failure = this.describe(exception);
 
     if (failure.unexpected) {
@@ -46,25 +82,41 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     if (reply.sent) return;
 
     for (const [name, value] of Object.entries(failure.headers)) reply.header(name, value);
-    const path = request.url.split('?')[0];
-    if (envelopeFor(request.url) === 'problem') {
-      void reply
-        .status(failure.status)
-        .type('application/problem+json')
-        .send({
+    const answer = this.envelope(failure, request.url);
+    void reply.status(failure.status).type(answer.contentType).send(answer.body);
+  }
+
+  /**
+   * The answer to what Node's HTTP parser refuses before Fastify has a request (Fastify's
+   * `clientErrorHandler`): a request that did not arrive in time (408), headers over the limit (431), bytes
+   * that are not HTTP (400). The envelope follows the request line when the parser kept it.
+   */
+  clientErrorAnswer(error: { code?: unknown; rawPacket?: unknown }): { status: number; contentType: string; body: string } {
+    const failure = this.describe(clientError(error));
+    const requestLine = Buffer.isBuffer(error.rawPacket) ? /^[A-Z]+ (\/[^ \r\n]*) HTTP\//.exec(error.rawPacket.toString('latin1')) : null;
+    const answer = this.envelope({ ...failure, opaquePath: true }, requestLine?.[1] ?? '/');
+    return { status: failure.status, contentType: answer.contentType, body: JSON.stringify(answer.body) };
+  }
+
+  private envelope(failure: Failure, url: string): { contentType: string; body: object } {
+    const path = failure.opaquePath ? withoutLongSegments(url.split('?')[0]) : url.split('?')[0];
+    if (envelopeFor(url) === 'problem') {
+      return {
+        contentType: 'application/problem+json',
+        body: {
           type: `${this.config.docsUrl}/developers/errors#${failure.problemCode}`,
           title: problemTitle(failure.problemCode),
           status: failure.status,
           detail: failure.message,
           instance: path,
           ...failure.extras,
-        });
-    } else {
-      void reply
-        .status(failure.status)
-        .type('application/json')
-        .send({ error: { code: failure.userCode, message: failure.message, status: failure.status } });
+        },
+      };
     }
+    return {
+      contentType: 'application/json',
+      body: { error: { code: failure.userCode, message: failure.message, status: failure.status } },
+    };
   }
 
   private describe(exception: unknown): Failure {
@@ -101,6 +153,18 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
         extras: first.field ? { field: first.field } : {},
       };
     }
+    const frameworkCode = String((exception as { code?: unknown })?.code);
+    const framework = Object.hasOwn(FRAMEWORK_MESSAGES, frameworkCode) ? FRAMEWORK_MESSAGES[frameworkCode] : undefined;
+    if (framework) {
+      return {
+        ...base,
+        status: framework.status,
+        userCode: userCodeForStatus(framework.status),
+        problemCode: 'invalid_format',
+        message: framework.message,
+        opaquePath: true,
+      };
+    }
     if (isMalformedBody(exception)) {
       return { ...base, status: 400, userCode: 'BAD_REQUEST', problemCode: 'invalid_format', message: 'Request body is not valid JSON' };
     }
@@ -123,7 +187,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
         status,
         userCode: userCodeForStatus(status),
         problemCode: problemCodeForStatus(status),
-        message: status === 404 ? 'Route not found' : message,
+        message: FRAMEWORK_STATUS_MESSAGES[status] ?? message,
         unexpected: status >= 500,
       };
     }
@@ -160,6 +224,13 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
       unexpected: true,
     };
   }
+}
+
+/** Node's `clientError` codes as a plain 4xx error the filter describes with a fixed message. */
+function clientError(error: { code?: unknown }): { statusCode: number; message: string } {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { statusCode: 408, message: 'The request did not arrive in time' };
+  if (error.code === 'HPE_HEADER_OVERFLOW') return { statusCode: 431, message: 'Request headers are larger than the server accepts' };
+  return { statusCode: 400, message: 'The request is not valid HTTP' };
 }
 
 /** Fastify's body parser failures, whichever wrapper they arrive in. */

@@ -1,4 +1,5 @@
 import { ValidationError } from 'class-validator';
+import { NOT_NULL_CONSTRAINT } from '../validation/null-rule';
 
 export interface FieldIssue {
   /** Dotted path of the offending field, for example `params.to` or `members[1]`. */
@@ -27,7 +28,8 @@ export class RequestValidationError extends Error {
         const field =
           parent === '' ? error.property : /^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`;
         if (error.constraints) {
-          const missing = error.value === undefined || error.value === null;
+          // A refused null (the null rule) is a wrong value, not an absent field.
+          const missing = (error.value === undefined || error.value === null) && !error.constraints[NOT_NULL_CONSTRAINT];
           const constraint = error.constraints.whitelistValidation
             ? `${field} is not a known field`
             : missing

@@ -5,6 +5,7 @@ import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
 import { UserApi } from '../auth/user-auth.guard';
 import { AgentsService } from './agents.service';
 import { AgentActionDto, AgentActionResultDto, ExecuteAgentActionDto } from './dto/agents.dto';
+import { UserApiErrors } from '../../common/openapi/error-responses';
 
 @ApiTags('agents')
 @UserApi()
@@ -24,6 +25,7 @@ export class AgentsController {
   @ApiHeader({ name: 'Idempotency-Key', required: false })
   @ApiOkResponse({ type: AgentActionResultDto })
   @ApiAcceptedResponse({ type: AgentActionResultDto })
+  @UserApiErrors(404)
   async execute(
     @CurrentUser() user: AuthenticatedUser,
     @Body() body: ExecuteAgentActionDto,

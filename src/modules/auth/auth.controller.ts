@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AddressRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
 import { AuthService } from './auth.service';
 import { AuthenticatedUser, CurrentUser } from './authenticated-user';
@@ -7,6 +7,8 @@ import { LoginDto, LoginResultDto, MeDto } from './dto/auth.dto';
 import { SigningKeys } from './signing-keys.service';
 import { UserApi } from './user-auth.guard';
 import { UsersService } from './users.service';
+import { JwksDto } from './dto/auth-responses.dto';
+import { UserApiErrors } from '../../common/openapi/error-responses';
 
 @ApiTags('auth')
 @Controller()
@@ -21,6 +23,8 @@ export class AuthController {
   @HttpCode(200)
   @UseGuards(AddressRateLimitGuard)
   @ApiOperation({ summary: 'Exchange an identity provider ID token for a service access token (1 hour)' })
+  @ApiOkResponse({ type: LoginResultDto })
+  @UserApiErrors(401)
   login(@Body() body: LoginDto): Promise<LoginResultDto> {
     return this.auth.login(body.firebase_token);
   }
@@ -29,6 +33,7 @@ export class AuthController {
   @HttpCode(204)
   @UserApi()
   @ApiOperation({ summary: 'Revoke the session of the presented token' })
+  @ApiNoContentResponse({ description: 'Session revoked' })
   async logout(@CurrentUser() user: AuthenticatedUser): Promise<void> {
     await this.auth.logout(user);
   }
@@ -36,12 +41,14 @@ export class AuthController {
   @Get('v1/me')
   @UserApi()
   @ApiOperation({ summary: "The authenticated user's profile" })
+  @ApiOkResponse({ type: MeDto })
   me(@CurrentUser() user: AuthenticatedUser): MeDto {
     return this.users.me(user);
   }
 
   @Get('.well-known/jwks.json')
   @ApiOperation({ summary: 'Public keys that verify service access tokens' })
+  @ApiOkResponse({ type: JwksDto })
   jwks(): { keys: object[] } {
     return this.keys.jwks();
   }

@@ -1,5 +1,5 @@
 import { Body, Controller, Param, Patch, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { OperatorGuard } from '../../common/auth/operator.guard';
 import { OperatorUserDto, SetTierDto } from './dto/auth.dto';
 import { UsersService } from './users.service';
@@ -13,6 +13,7 @@ export class OperatorUsersController {
 
   @Patch(':user_id')
   @ApiOperation({ summary: "Change a user's rate-limit tier" })
+  @ApiOkResponse({ type: OperatorUserDto })
   setTier(@Param('user_id') userId: string, @Body() body: SetTierDto): Promise<OperatorUserDto> {
     return this.users.setTier(userId, body.tier);
   }

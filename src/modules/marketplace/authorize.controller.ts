@@ -1,9 +1,11 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
 import { UserApi } from '../auth/user-auth.guard';
 import { Authorizations } from './authorizations.service';
 import { AuthorizeDto } from './dto/authorize.dto';
+import { AuthorizationRequestDto, ConsentDto } from './dto/authorize-responses.dto';
+import { UserApiErrors } from '../../common/openapi/error-responses';
 
 @ApiTags('marketplace')
 @UserApi()
@@ -13,6 +15,7 @@ export class AuthorizeController {
 
   @Get()
   @ApiOperation({ summary: 'What an app asks for (shown on the consent screen); validates the whole request' })
+  @ApiOkResponse({ type: AuthorizationRequestDto })
   describe(@Query() query: AuthorizeDto) {
     return this.authorizations.describe(query);
   }
@@ -22,6 +25,8 @@ export class AuthorizeController {
   @ApiOperation({
     summary: 'The user consents: the package is installed and the app receives a PKCE authorization code at its redirect URI',
   })
+  @ApiOkResponse({ type: ConsentDto })
+  @UserApiErrors(404)
   consent(@CurrentUser() user: AuthenticatedUser, @Body() body: AuthorizeDto) {
     return this.authorizations.consent(user.id, body);
   }

@@ -1,11 +1,13 @@
 import { Body, Controller, Delete, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
 import { UserApi } from '../auth/user-auth.guard';
 import { CatalogQueryDto, CreateInstallDto } from './dto/marketplace.dto';
 import { InstallsService } from './installs.service';
 import { MarketplaceService } from './marketplace.service';
+import { CatalogListingDto, CatalogPageDto, InstallDto, InstallListDto } from './dto/marketplace-responses.dto';
+import { UserApiErrors } from '../../common/openapi/error-responses';
 
 @ApiTags('marketplace')
 @UserApi()
@@ -18,30 +20,39 @@ export class MarketplaceController {
 
   @Get('marketplace/packages')
   @ApiOperation({ summary: 'Published packages: text search, tier and capability type filters, paginated' })
+  @ApiOkResponse({ type: CatalogPageDto })
   search(@Query() query: CatalogQueryDto) {
     return this.marketplace.search(query);
   }
 
   @Get('marketplace/packages/:slug')
+  @ApiOkResponse({ type: CatalogListingDto })
+  @ApiOperation({ summary: 'A published package by its slug' })
   bySlug(@Param('slug') slug: string) {
     return this.marketplace.bySlug(slug);
   }
 
   @Post('installs')
   @ApiOperation({ summary: 'Install a published package (201); an existing install is answered with 200' })
+  @ApiOkResponse({ type: InstallDto, description: 'Already installed: the existing install' })
+  @ApiCreatedResponse({ type: InstallDto, description: 'Installed' })
+  @UserApiErrors(404)
   async install(@CurrentUser() user: AuthenticatedUser, @Body() body: CreateInstallDto, @Res({ passthrough: true }) reply: FastifyReply) {
-    const { created, install } = await this.installs.install(user.id, body.package_id, body.scopes ?? undefined);
+    const { created, install } = await this.installs.install(user.id, body.package_id, body.scopes);
     void reply.status(created ? 201 : 200);
     return install;
   }
 
   @Get('installs')
+  @ApiOkResponse({ type: InstallListDto })
+  @ApiOperation({ summary: "The user's active installs, oldest first" })
   list(@CurrentUser() user: AuthenticatedUser) {
     return this.installs.list(user.id);
   }
 
   @Delete('installs/:install_id')
   @ApiOperation({ summary: 'Uninstall; the provider receives install.removed' })
+  @ApiOkResponse({ type: InstallDto, description: 'The removed install (also when it was already removed)' })
   uninstall(@CurrentUser() user: AuthenticatedUser, @Param('install_id') installId: string) {
     return this.installs.uninstall(user.id, installId);
   }

@@ -5,6 +5,7 @@ import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
 import { UserApi } from '../auth/user-auth.guard';
 import { MessageHistoryDto, MessageHistoryQueryDto, MessageSentDto, SendMessageDto } from './dto/message.dto';
 import { MessagesService } from './messages.service';
+import { UserApiErrors } from '../../common/openapi/error-responses';
 
 @ApiTags('messages')
 @UserApi()
@@ -21,6 +22,7 @@ export class MessagesController {
     description: 'Repeating a request with the same key answers the first response (marked `Idempotent-Replayed: true`) for 24 hours',
   })
   @ApiCreatedResponse({ type: MessageSentDto })
+  @UserApiErrors(404)
   async send(
     @CurrentUser() user: AuthenticatedUser,
     @Body() body: SendMessageDto,
@@ -36,6 +38,7 @@ export class MessagesController {
   @Get()
   @ApiOperation({ summary: 'Messages with a contact or group, newest first (limit 1–100, default 20; cursor from next_cursor)' })
   @ApiOkResponse({ type: MessageHistoryDto })
+  @UserApiErrors(404)
   history(@CurrentUser() user: AuthenticatedUser, @Query() query: MessageHistoryQueryDto): Promise<MessageHistoryDto> {
     return this.messages.history(user.id, query);
   }

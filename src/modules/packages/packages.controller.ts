@@ -1,11 +1,21 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { PlatformRoute } from '../providers/auth/platform-auth.guard';
 import { PlatformPrincipal, Principal } from '../providers/auth/platform-principal';
 import { CreatePackageDto, CreateVersionDto } from './dto/package.dto';
 import { PackagesService } from './packages.service';
 import { VersionLifecycle } from './version-lifecycle.service';
+import {
+  LocalValidationResultDto,
+  PackageDto,
+  PackageListDto,
+  PublishedPackageDto,
+  SubmissionDto,
+  VersionDto,
+} from './dto/package-responses.dto';
+import { ConformanceRunDto } from '../conformance/conformance-run-responses.dto';
+import { PlatformProblems } from '../../common/openapi/error-responses';
 
 @ApiTags('provider packages')
 @Controller('v1/providers/packages')
@@ -18,12 +28,16 @@ export class PackagesController {
   @Post()
   @PlatformRoute({ scope: 'packages:write' })
   @ApiOperation({ summary: 'Step 4: create a package and its first version' })
+  @ApiCreatedResponse({ type: PackageDto })
+  @PlatformProblems(409)
   create(@Principal() principal: PlatformPrincipal, @Body() body: CreatePackageDto) {
     return this.packages.create(principal, body);
   }
 
   @Get()
   @PlatformRoute({ scope: 'packages:read' })
+  @ApiOkResponse({ type: PackageListDto })
+  @ApiOperation({ summary: "The caller's packages" })
   list(@Principal() principal: PlatformPrincipal) {
     return this.packages.list(principal);
   }
@@ -35,6 +49,7 @@ export class PackagesController {
     description:
       'The package’s `runtimeUrl` is the one live traffic calls: the published version’s, or the newest version’s before anything is published. Each version shows its own `runtimeUrl`, the one it is validated and reviewed against.',
   })
+  @ApiOkResponse({ type: PackageDto })
   get(@Principal() principal: PlatformPrincipal, @Param('package_id') packageId: string) {
     return this.packages.get(principal, packageId);
   }
@@ -46,6 +61,7 @@ export class PackagesController {
     description:
       'The version keeps its own `runtimeUrl` (given, or the newest version’s). The published version keeps calling its reviewed runtime until this version is published.',
   })
+  @ApiCreatedResponse({ type: VersionDto })
   addVersion(@Principal() principal: PlatformPrincipal, @Param('package_id') packageId: string, @Body() body: CreateVersionDto) {
     return this.packages.addVersion(principal, packageId, body);
   }
@@ -56,6 +72,12 @@ export class PackagesController {
   @ApiQuery({ name: 'full', required: false, description: 'true: all six dimensions against the runtime, as a queued run (202)' })
   @ApiOperation({
     summary: 'Step 5: conformance. Local (schema, contracts, documentation) answers the result; ?full=true queues a full run',
+  })
+  @ApiOkResponse({ type: LocalValidationResultDto, description: 'Local validation result' })
+  @ApiAcceptedResponse({
+    type: ConformanceRunDto,
+    description: 'Full run queued; Location names the run',
+    headers: { Location: { description: 'The run: /v1/providers/conformance/{conf_id}', schema: { type: 'string' } } },
   })
   async validate(
     @Principal() principal: PlatformPrincipal,
@@ -74,6 +96,8 @@ export class PackagesController {
   @HttpCode(200)
   @PlatformRoute({ scope: 'packages:write' })
   @ApiOperation({ summary: 'Step 6: submit; runs all six dimensions (reusing a fresh full run) and enforces the gate' })
+  @ApiOkResponse({ type: SubmissionDto })
+  @PlatformProblems(409)
   submit(@Principal() principal: PlatformPrincipal, @Param('package_id') packageId: string, @Param('version_id') versionId: string) {
     return this.lifecycle.submit(principal, packageId, versionId);
   }
@@ -82,6 +106,8 @@ export class PackagesController {
   @HttpCode(200)
   @PlatformRoute({ scope: 'packages:write' })
   @ApiOperation({ summary: 'Step 7: publish an approved or automatically listed version to the catalog' })
+  @ApiOkResponse({ type: PublishedPackageDto })
+  @PlatformProblems(409)
   publish(@Principal() principal: PlatformPrincipal, @Param('package_id') packageId: string, @Param('version_id') versionId: string) {
     return this.lifecycle.publish(principal, packageId, versionId);
   }

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
 import { UserApi } from '../auth/user-auth.guard';
@@ -32,8 +32,17 @@ export class PrivacyController {
 
   @Get('v1/exports/:export_id')
   @ApiOperation({ summary: "Download an export (owner's bearer only); 202 with Retry-After while it is being built" })
-  @ApiProduces('application/json', 'text/markdown')
-  @ApiResponse({ status: 200, description: 'The export document, as an attachment' })
+  @ApiResponse({
+    status: 200,
+    description: 'The export document, as an attachment',
+    content: {
+      'application/json': {
+        schema: { type: 'object', additionalProperties: true, description: 'format json: every personal data section' },
+      },
+      'text/markdown': { schema: { type: 'string', description: 'format markdown: the same data, readable by a person' } },
+    },
+    headers: { 'Content-Disposition': { description: 'attachment; filename="…"', schema: { type: 'string' } } },
+  })
   @ApiResponse({ status: 202, type: ExportPendingDto, description: 'Not built yet; retry after Retry-After seconds' })
   @ApiResponse({ status: 404, description: 'No such export of this user' })
   @ApiResponse({ status: 410, description: 'The export expired (24 h after the request)' })

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Ip, Post, UseGuards } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AddressRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
 import { PlatformRoute } from './auth/platform-auth.guard';
 import { PlatformPrincipal, Principal } from './auth/platform-principal';
@@ -14,6 +14,8 @@ import {
   DeveloperTokenDto,
   VerifyEmailDto,
 } from './dto/account.dto';
+import { MfaEnrolmentDto, VerificationSentDto } from './dto/provider-responses.dto';
+import { PlatformProblems } from '../../common/openapi/error-responses';
 
 /** Console routes act for the signed-in developer, before the email is verified too. */
 const CONSOLE = { principals: ['developer' as const], verifiedEmail: false };
@@ -48,6 +50,7 @@ export class AccountsController {
   @Get('account')
   @PlatformRoute(CONSOLE)
   @ApiOperation({ summary: 'The signed-in developer account' })
+  @ApiOkResponse({ type: AccountDto })
   get(@Principal() principal: PlatformPrincipal): Promise<AccountDto> {
     return this.accounts.get(developerId(principal));
   }
@@ -56,6 +59,8 @@ export class AccountsController {
   @HttpCode(200)
   @UseGuards(AddressRateLimitGuard)
   @ApiOperation({ summary: 'Step 2: verify the email address with the token from the link (single use, 24 hours)' })
+  @ApiOkResponse({ type: AccountDto })
+  @PlatformProblems(409)
   verify(@Body() body: VerifyEmailDto): Promise<AccountDto> {
     return this.accounts.verify(body.token);
   }
@@ -64,6 +69,8 @@ export class AccountsController {
   @HttpCode(202)
   @PlatformRoute(CONSOLE)
   @ApiOperation({ summary: 'Email a new verification link; earlier links stop working' })
+  @ApiAcceptedResponse({ type: VerificationSentDto })
+  @PlatformProblems(409)
   resend(@Principal() principal: PlatformPrincipal): Promise<{ sent: true }> {
     return this.accounts.resend(developerId(principal));
   }
@@ -72,6 +79,8 @@ export class AccountsController {
   @HttpCode(200)
   @PlatformRoute(CONSOLE)
   @ApiOperation({ summary: 'Start TOTP enrolment: returns the secret and an otpauth URI (shown once)' })
+  @ApiOkResponse({ type: MfaEnrolmentDto })
+  @PlatformProblems(409)
   enrolMfa(@Principal() principal: PlatformPrincipal): Promise<{ secret: string; otpauth_uri: string }> {
     return this.accounts.enrolMfa(developerId(principal));
   }
@@ -80,6 +89,8 @@ export class AccountsController {
   @HttpCode(200)
   @PlatformRoute(CONSOLE)
   @ApiOperation({ summary: 'Turn MFA on with a current code' })
+  @ApiOkResponse({ type: AccountDto })
+  @PlatformProblems(409)
   confirmMfa(@Principal() principal: PlatformPrincipal, @Body() body: ConfirmMfaDto): Promise<AccountDto> {
     return this.accounts.confirmMfa(developerId(principal), body.code);
   }
@@ -88,6 +99,8 @@ export class AccountsController {
   @HttpCode(200)
   @UseGuards(AddressRateLimitGuard)
   @ApiOperation({ summary: 'Developer console login (email, password, and totp when MFA is on)' })
+  @ApiOkResponse({ type: DeveloperTokenDto })
+  @PlatformProblems(401, 403)
   login(@Body() body: DeveloperLoginDto, @Ip() ip: string): Promise<DeveloperTokenDto> {
     return this.auth.login(body, ip);
   }
@@ -96,6 +109,7 @@ export class AccountsController {
   @HttpCode(204)
   @PlatformRoute(CONSOLE)
   @ApiOperation({ summary: 'End the console session of this token' })
+  @ApiNoContentResponse({ description: 'Session ended' })
   async logout(@Principal() principal: PlatformPrincipal): Promise<void> {
     if (principal.kind === 'developer') await this.auth.logout(principal.sessionId);
   }

@@ -1,7 +1,9 @@
 import { Body, Controller, Headers, HttpCode, Post, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBasicAuth, ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { OAuthTokens, oauthError, TokenResponse } from './oauth-tokens.service';
+import { TokenRequestDto, TokenResponseDto } from './dto/provider-responses.dto';
+import { PlatformProblems } from '../../common/openapi/error-responses';
 
 type TokenRequest = Record<string, unknown>;
 
@@ -45,6 +47,11 @@ export class OAuthController {
     summary:
       'OAuth 2.0 token endpoint: client_credentials and refresh_token grants (form or JSON body, Basic or body client authentication)',
   })
+  @ApiOkResponse({ type: TokenResponseDto })
+  @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
+  @ApiBody({ type: TokenRequestDto })
+  @ApiBasicAuth('basic')
+  @PlatformProblems(401, 403)
   async token(
     @Body() body: TokenRequest | undefined,
     @Headers('authorization') authorization: string | undefined,

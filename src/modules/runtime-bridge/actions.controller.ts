@@ -1,8 +1,10 @@
 import { Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
 import { UserApi } from '../auth/user-auth.guard';
 import { ActionDecisions } from './action-decisions.service';
+import { ActionConfirmationDto } from './dto/bridge-responses.dto';
+import { UserApiErrors } from '../../common/openapi/error-responses';
 
 @ApiTags('actions')
 @UserApi()
@@ -13,6 +15,8 @@ export class ActionsController {
   @Post(':confirmation_id/confirm')
   @HttpCode(200)
   @ApiOperation({ summary: 'Confirm a pending action: the runtime executes it once, with its idempotency key' })
+  @ApiOkResponse({ type: ActionConfirmationDto })
+  @UserApiErrors(403, 409)
   confirm(@CurrentUser() user: AuthenticatedUser, @Param('confirmation_id') id: string) {
     return this.decisions.confirm(user.id, id);
   }
@@ -20,6 +24,8 @@ export class ActionsController {
   @Post(':confirmation_id/cancel')
   @HttpCode(200)
   @ApiOperation({ summary: 'Cancel a pending action; the runtime is never called' })
+  @ApiOkResponse({ type: ActionConfirmationDto })
+  @UserApiErrors(409)
   cancel(@CurrentUser() user: AuthenticatedUser, @Param('confirmation_id') id: string) {
     return this.decisions.cancel(user.id, id);
   }

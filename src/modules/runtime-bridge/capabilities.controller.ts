@@ -1,10 +1,12 @@
 import { Body, Controller, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { platformRouteOptions } from '../providers/auth/platform-principal';
 import { Caller, CapabilityCallerGuard } from './capability-caller.guard';
 import { CapabilityCaller, CapabilityExecutor } from './capability-executor.service';
 import { ExecuteCapabilityDto } from './dto/execute.dto';
+import { ExecutionResultDto } from './dto/bridge-responses.dto';
+import { PlatformProblems } from '../../common/openapi/error-responses';
 
 @ApiTags('runtime bridge')
 @Controller('v1/providers/packages/:package_id/capabilities')
@@ -21,6 +23,9 @@ export class CapabilitiesController {
     description:
       'state: cached for ttl; history: cursor passed through; action: answers 202 with a pending confirmation the user confirms at /v1/actions/:id/confirm; realtime: subscribes (202) and relays events on Redis.',
   })
+  @ApiOkResponse({ type: ExecutionResultDto, description: 'state and history capabilities' })
+  @ApiAcceptedResponse({ type: ExecutionResultDto, description: 'action (pending confirmation) and realtime (subscribed) capabilities' })
+  @PlatformProblems(409, 502, 504)
   async execute(
     @Caller() caller: CapabilityCaller,
     @Param('package_id') packageId: string,

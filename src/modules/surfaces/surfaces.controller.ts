@@ -1,8 +1,9 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
 import { UserApi } from '../auth/user-auth.guard';
 import { SurfacesService } from './surfaces.service';
+import { SurfaceDto } from './surfaces.dto';
 
 @ApiTags('surfaces')
 @UserApi()
@@ -12,6 +13,7 @@ export class SurfacesController {
 
   @Get(':placement')
   @ApiOperation({ summary: 'Component models for a placement, from the cached data of installed capabilities, ordered by intent' })
+  @ApiOkResponse({ type: SurfaceDto })
   get(@CurrentUser() user: AuthenticatedUser, @Param('placement') placement: string) {
     return this.surfaces.forPlacement(user.id, placement);
   }

@@ -12,6 +12,11 @@ import { verifySpecSignature } from './webhook-signature';
 
 /** Inbound events older (or further in the future) than this are refused: replay protection. */
 export const INBOUND_MAX_AGE_MS = 5 * 60_000;
+/**
+ * Bounds of the envelope fields the registered schema does not govern (it governs `data` only): a user id
+ * has the `usr_` shape (22 characters of body, 64 leaves room for a provider's own reference), an action is a verb.
+ */
+export const INBOUND_FIELD_LIMITS = { userId: 64, action: 100 } as const;
 /** Outbox event type that hands an accepted provider event to processing (surfaces, gateway). */
 export const PROVIDER_EVENT_RECEIVED = 'provider_event.received';
 
@@ -42,6 +47,10 @@ export class InboundWebhooks {
       if (body[field] === undefined || body[field] === null) throw new ProblemError('missing_field', `${field} is required`, { field });
       if (typeof body[field] !== 'string' || body[field] === '')
         throw new ProblemError('invalid_format', `${field} must be a non-empty string`, { field });
+    }
+    for (const [field, limit] of Object.entries(INBOUND_FIELD_LIMITS)) {
+      if ((body[field] as string).length > limit)
+        throw new ProblemError('invalid_format', `${field} must be at most ${limit} characters`, { field });
     }
     if (body.data === undefined) throw new ProblemError('missing_field', 'data is required', { field: 'data' });
     if (typeof body.data !== 'object' || body.data === null || Array.isArray(body.data)) {

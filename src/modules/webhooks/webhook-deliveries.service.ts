@@ -5,7 +5,7 @@ import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
 import { AppsService } from '../providers/apps.service';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
-import { DeliveryListQuery, WebhookEventType } from './dto/webhook.dto';
+import { DEFAULT_DELIVERY_PAGE, DeliveryListQuery, WebhookEventType } from './dto/webhook.dto';
 import { WebhookDeliveryQueue } from './webhook-delivery.queue';
 import { WebhookProfiles } from './webhook-profiles.service';
 import { sampleData } from './sample-events';
@@ -48,8 +48,6 @@ export interface EnvelopeInput {
   appId: string;
   data: Record<string, unknown>;
 }
-
-const PAGE = 50;
 
 /**
  * The envelope exactly as the spec lists it, serialised once: these bytes are
@@ -115,7 +113,7 @@ export class WebhookDeliveries {
 
   async list(principal: PlatformPrincipal, appId: string, query: DeliveryListQuery) {
     await this.apps.owned(principal, appId);
-    const limit = Math.min(Math.max(Number(query.limit ?? PAGE) || PAGE, 1), 200);
+    const limit = query.limit ?? DEFAULT_DELIVERY_PAGE;
     const cursor = query.cursor ? decodeCursor(query.cursor) : null;
     const rows: DeliveryRow[] = await this.dataSource.query(
       `SELECT * FROM webhook_deliveries

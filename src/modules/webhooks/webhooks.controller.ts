@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
 import type { RawBodyRequest } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Inject } from '@nestjs/common';
 import { APP_CONFIG } from '../../config/config.module';
@@ -11,6 +11,16 @@ import { DeliveryListQuery, PutWebhookProfileDto, WebhookProfileDto, WebhookReco
 import { InboundAck, InboundWebhooks } from './inbound-webhooks.service';
 import { WebhookDeliveries } from './webhook-deliveries.service';
 import { WebhookProfiles } from './webhook-profiles.service';
+import {
+  DeliveryDetailDto,
+  DeliveryPageDto,
+  DeliverySummaryDto,
+  InboundAckDto,
+  RecoverRequestedDto,
+  WebhookIpsDto,
+  WebhookProfileResponseDto,
+} from './dto/webhook-responses.dto';
+import { PlatformProblems } from '../../common/openapi/error-responses';
 
 @ApiTags('provider webhooks')
 @Controller('v1/providers')
@@ -23,6 +33,8 @@ export class WebhooksController {
 
   @Get('apps/:app_id/webhook')
   @PlatformRoute({ scope: 'webhooks:read' })
+  @ApiOkResponse({ type: WebhookProfileResponseDto })
+  @ApiOperation({ summary: "The app's webhook profile (the secret is never shown here)" })
   get(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string): Promise<WebhookProfileDto> {
     return this.profiles.get(principal, appId);
   }
@@ -30,6 +42,8 @@ export class WebhooksController {
   @Put('apps/:app_id/webhook')
   @PlatformRoute({ scope: 'webhooks:write' })
   @ApiOperation({ summary: 'Create or update the webhook profile; the signing secret is shown on creation only' })
+  @ApiOkResponse({ type: WebhookProfileResponseDto, description: 'Updated' })
+  @ApiCreatedResponse({ type: WebhookProfileResponseDto, description: 'Created; carries the signing secret' })
   async put(
     @Principal() principal: PlatformPrincipal,
     @Param('app_id') appId: string,
@@ -45,6 +59,7 @@ export class WebhooksController {
   @HttpCode(200)
   @PlatformRoute({ scope: 'webhooks:write' })
   @ApiOperation({ summary: 'Rotate the signing secret (shown once); the previous one also signs for the grace period' })
+  @ApiOkResponse({ type: WebhookProfileResponseDto })
   rotate(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string): Promise<WebhookProfileDto> {
     return this.profiles.rotate(principal, appId);
   }
@@ -53,6 +68,7 @@ export class WebhooksController {
   @HttpCode(202)
   @PlatformRoute({ scope: 'webhooks:write' })
   @ApiOperation({ summary: 'Send a signed test event of a chosen type with sample data' })
+  @ApiAcceptedResponse({ type: DeliverySummaryDto })
   test(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string, @Body() body: WebhookTestDto) {
     return this.deliveries.sendTest(principal, appId, body.type);
   }
@@ -61,18 +77,23 @@ export class WebhooksController {
   @HttpCode(202)
   @PlatformRoute({ scope: 'webhooks:write' })
   @ApiOperation({ summary: 'Re-send every failed delivery since a given instant, as a background job' })
+  @ApiAcceptedResponse({ type: RecoverRequestedDto })
   recover(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string, @Body() body: WebhookRecoverDto) {
     return this.deliveries.requestRecover(principal, appId, body.since);
   }
 
   @Get('apps/:app_id/webhook/deliveries')
   @PlatformRoute({ scope: 'webhooks:read' })
+  @ApiOkResponse({ type: DeliveryPageDto })
+  @ApiOperation({ summary: 'Delivery log, newest first, filtered by status, event type and time; keyset cursor' })
   list(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string, @Query() query: DeliveryListQuery) {
     return this.deliveries.list(principal, appId, query);
   }
 
   @Get('apps/:app_id/webhook/deliveries/:delivery_id')
   @PlatformRoute({ scope: 'webhooks:read' })
+  @ApiOkResponse({ type: DeliveryDetailDto })
+  @ApiOperation({ summary: 'One delivery with its payload and every attempt' })
   delivery(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string, @Param('delivery_id') deliveryId: string) {
     return this.deliveries.get(principal, appId, deliveryId);
   }
@@ -81,6 +102,8 @@ export class WebhooksController {
   @HttpCode(202)
   @PlatformRoute({ scope: 'webhooks:write' })
   @ApiOperation({ summary: 'Re-send a delivered or failed delivery: same event id and idempotency key, new attempt chain' })
+  @ApiAcceptedResponse({ type: DeliverySummaryDto })
+  @PlatformProblems(409)
   replay(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string, @Param('delivery_id') deliveryId: string) {
     return this.deliveries.replay(principal, appId, deliveryId);
   }
@@ -89,6 +112,11 @@ export class WebhooksController {
   @HttpCode(202)
   @PlatformRoute({ scope: 'events:write', principals: ['app'] })
   @ApiOperation({ summary: 'Inbound provider event, signed with X-Signature-256 over the raw body' })
+  @ApiAcceptedResponse({ type: InboundAckDto })
+  @ApiBody({
+    description: 'The provider event (JSON), signed with X-Signature-256 over these exact bytes',
+    schema: { type: 'object', additionalProperties: true },
+  })
   receive(
     @Principal() principal: PlatformPrincipal,
     @Req() request: RawBodyRequest<FastifyRequest>,
@@ -107,6 +135,7 @@ export class WebhookIpsController {
 
   @Get('webhook-ips')
   @ApiOperation({ summary: 'Address ranges webhook deliveries come from (WEBHOOK_DELIVERY_IPS)' })
+  @ApiOkResponse({ type: WebhookIpsDto })
   ips(): { ipv4: string[]; ipv6: string[]; updated_at: string } {
     return { ...this.config.webhookDeliveryIps, updated_at: this.updatedAt };
   }

@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsEmail, IsInt, IsOptional, IsString, Length, Matches, Max, Min, validate, ValidationError } from 'class-validator';
+import { IsEmail, IsInt, IsOptional, IsString, Length, Matches, Max, Min, ValidationError } from 'class-validator';
 import { ApiError } from '../../../common/errors/api-error';
 import { RequestValidationError } from '../../../common/errors/request-validation.error';
+import { validateRequest } from '../../../common/validation/null-rule';
 
 const trimmed = () => Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
 const CONTACT_ID = /^con_[0-9A-Za-z]{22}$/;
@@ -81,7 +82,7 @@ export async function parseAgentRequest(action: string, params: Record<string, u
     throw new ApiError('BAD_REQUEST', `Unknown action "${action}"; known actions: ${AGENT_ACTIONS.join(', ')}`);
   }
   const instance = plainToInstance<object, Record<string, unknown>>(AGENT_ACTION_PARAMS[action], params);
-  const errors = await validate(instance, { whitelist: true, forbidNonWhitelisted: true });
+  const errors = await validateRequest(instance, { whitelist: true, forbidNonWhitelisted: true });
   if (errors.length > 0) {
     const parent = new ValidationError();
     parent.property = 'params';

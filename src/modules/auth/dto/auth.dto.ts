@@ -2,11 +2,14 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsString, MaxLength } from 'class-validator';
 import { USER_TIERS, type UserTier } from '../entities/user.entity';
 
+/** Firebase ID tokens are about 1 KB; 8 KB leaves room for large custom claims and bounds what is verified. */
+export const MAX_ID_TOKEN_LENGTH = 8192;
+
 export class LoginDto {
-  @ApiProperty({ description: 'ID token issued by the identity provider (Firebase)' })
+  @ApiProperty({ description: 'ID token issued by the identity provider (Firebase)', maxLength: MAX_ID_TOKEN_LENGTH })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(8192)
+  @MaxLength(MAX_ID_TOKEN_LENGTH)
   firebase_token: string;
 }
 

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
+import { IsEmail, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
+import { AcceptsNull } from '../../../common/validation/null-rule';
 import { Trimmed } from './query-params';
 
 export const MAX_CONTACT_NAME = 200;
@@ -22,7 +23,7 @@ export class CreateContactDto {
       'When another service user has verified this address, your messages to the contact reach them. Whether an address has an account is never shown: see `connected`',
   })
   @Trimmed()
-  @IsOptional()
+  @AcceptsNull()
   @IsEmail({}, { message: 'email must be an email address' })
   @MaxLength(MAX_EMAIL)
   email?: string | null;
@@ -39,7 +40,7 @@ export class UpdateContactDto {
 
   @ApiPropertyOptional({ format: 'email', maxLength: MAX_EMAIL, nullable: true, type: String })
   @Trimmed()
-  @IsOptional()
+  @AcceptsNull()
   @IsEmail({}, { message: 'email must be an email address' })
   @MaxLength(MAX_EMAIL)
   email?: string | null;

@@ -1,11 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
-import { QueryInt } from '../../contacts/dto/query-params';
+import { IsIn, IsNotEmpty, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { CursorPageQuery, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../../common/pagination/page-query';
 import { MESSAGE_TYPES, type MessageType } from '../entities/message.entity';
 
 export const MAX_CONTENT_LENGTH = 4000;
-export const DEFAULT_HISTORY_LIMIT = 20;
-export const MAX_HISTORY_LIMIT = 100;
+export const DEFAULT_HISTORY_LIMIT = DEFAULT_PAGE_LIMIT;
+export const MAX_HISTORY_LIMIT = MAX_PAGE_LIMIT;
 
 /** `POST /v1/messages`. */
 export class SendMessageDto {
@@ -34,26 +34,12 @@ export class MessageSentDto {
 }
 
 /** `GET /v1/messages?with=…&limit&cursor`. */
-export class MessageHistoryQueryDto {
+export class MessageHistoryQueryDto extends CursorPageQuery {
   @ApiProperty({ description: 'A contact (`con_…`) or group (`grp_…`) of yours', example: 'con_…' })
   @IsString()
   @IsNotEmpty()
   @MaxLength(64)
   with: string;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_HISTORY_LIMIT, default: DEFAULT_HISTORY_LIMIT })
-  @IsOptional()
-  @QueryInt()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_HISTORY_LIMIT)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: '`next_cursor` of the previous page' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
-  cursor?: string;
 }
 
 export const MESSAGE_DIRECTIONS = ['outbound', 'inbound'] as const;

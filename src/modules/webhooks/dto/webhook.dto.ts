@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PageCursor, PageLimit } from '../../../common/pagination/page-query';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhook-contract';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 
@@ -41,13 +42,16 @@ export class WebhookRecoverDto {
   since: string;
 }
 
+export const DEFAULT_DELIVERY_PAGE = 50;
+export const MAX_DELIVERY_PAGE = 200;
+
 export class DeliveryListQuery {
   @IsOptional() @IsIn(['pending', 'delivered', 'failed']) status?: 'pending' | 'delivered' | 'failed';
   @IsOptional() @IsString() @MaxLength(100) event_type?: string;
   @IsOptional() @IsISO8601({ strict: true }) since?: string;
   @IsOptional() @IsISO8601({ strict: true }) until?: string;
-  @IsOptional() @IsString() @MaxLength(200) cursor?: string;
-  @IsOptional() @IsString() limit?: string;
+  @PageCursor() cursor?: string;
+  @PageLimit({ max: MAX_DELIVERY_PAGE, default: DEFAULT_DELIVERY_PAGE }) limit?: number;
 }
 
 export { WEBHOOK_EVENT_TYPES, type WebhookEventType, type WebhookProfileDto } from '../webhook-contract';
