@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { ApiError } from './common/errors/api-error';
 import { ErrorEnvelopeFilter, MAX_PATH_PARAM_LENGTH } from './common/errors/error.filter';
 import { BodyTooDeepError, MAX_BODY_DEPTH, nestedDeeperThan } from './common/http/body-depth';
 import { clientErrorHandler } from './common/http/client-errors';
@@ -13,6 +14,8 @@ import { HttpDrain } from './common/http/http-drain';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/http/request-id';
 import { illFormedTextError } from './common/http/text-input';
 import { registerWebPages } from './common/http/web-pages';
+import { RateLimits } from './common/rate-limit/rate-limits.service';
+import { applyRateHeaders } from './common/rate-limit/user-rate-limit.guard';
 import { buildOpenApiDocument } from './common/openapi/document';
 import { RequestValidationPipe } from './common/validation/request-validation.pipe';
 import { AppConfig } from './config/app-config';
@@ -38,17 +41,21 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
   // parser refuses (timeouts, oversized headers) are answered before any hook runs: the same filter renders
   // them in the path's envelope, with a request id and no echo of the URL.
   const frameworkErrors = new ErrorEnvelopeFilter(config);
+  // Set once the app exists; the router only refuses requests after listen.
+  const late: { limits?: RateLimits } = {};
   const adapter = new FastifyAdapter({
     logger: false,
     genReqId: requestIdFor,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
-    return503OnClosing: true,
+    // While draining, the onRequest hook below refuses new requests itself, in the path's envelope.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
       setCommonHeaders(request, reply);
-      frameworkErrors.render(error, request, reply);
+      // These answers skip the hooks, so the limit headers the onSend hook below adds are added here.
+      void reportAddressLimit(late.limits, request, reply).finally(() => frameworkErrors.render(error, request, reply));
     },
     clientErrorHandler: clientErrorHandler(frameworkErrors),
   });
@@ -65,8 +72,11 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
 
   // Hooks in callback style: they run on every request, and an async hook costs a promise each time.
   const fastify = app.getHttpAdapter().getInstance();
+  const drain = app.get(HttpDrain);
   fastify.addHook('onRequest', (request, reply, done) => {
     setCommonHeaders(request, reply);
+    if (drain.draining)
+      return done(new ApiError('SERVICE_UNAVAILABLE', 'This instance is shutting down; retry shortly', { 'Retry-After': '1' }));
     done();
   });
   // Deeply nested JSON (thousands of levels) would overflow the stack of the recursive validation pipe: refuse it first.
@@ -77,10 +87,13 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
     if (illFormed) return done(illFormed);
     done();
   });
-  const drain = app.get(HttpDrain);
-  fastify.addHook('onSend', (_request, reply, payload, done) => {
+  // An API answer given before any limiter ran (a malformed request, an unknown route, a refused token)
+  // still reports the limit its caller is under: the per-address window, read without counting.
+  const limits = (late.limits = app.get(RateLimits));
+  fastify.addHook('onSend', (request, reply, payload, done) => {
     if (drain.draining) void reply.header('connection', 'close');
-    done(null, payload);
+    if (!request.url.startsWith('/v1/') || reply.hasHeader('x-ratelimit-limit')) return done(null, payload);
+    void reportAddressLimit(limits, request, reply).finally(() => done(null, payload));
   });
 
   app.useGlobalPipes(new RequestValidationPipe());
@@ -92,6 +105,16 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
 
   await app.init();
   return app;
+}
+
+/** The per-address limit headers on an API answer that no limiter has reported on (never fails the answer). */
+async function reportAddressLimit(limits: RateLimits | undefined, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (!limits || !request.url.startsWith('/v1/') || reply.hasHeader('x-ratelimit-limit')) return;
+  try {
+    applyRateHeaders(reply, await limits.peekForAddress(request.ip));
+  } catch {
+    // Without the headers rather than without the answer.
+  }
 }
 
 function setCommonHeaders(request: FastifyRequest, reply: FastifyReply): void {

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { connect } from 'node:net';
 import request from 'supertest';
+import { HttpDrain } from '../../src/common/http/http-drain';
 import { expectCleanError } from '../faults/envelopes';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
@@ -76,8 +77,11 @@ describe('hostile input never reaches a 500', () => {
   const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` };
 
   function expectRefused(res: request.Response, path: string, options: { status: number; code?: string; field?: string }): void {
-    expectCleanError(res, path, { status: options.status, code: options.code });
+    expectCleanError(res, path, { status: options.status, code: options.code, allow5xx: [503] });
     expect(res.headers['x-service-request-id']).toMatch(REQUEST_ID);
+    // Every API answer reports the limit its caller is under, also one given before any limiter ran.
+    expect(res.headers['x-ratelimit-limit']).toMatch(/^\d+$/);
+    expect(res.headers['x-ratelimit-remaining']).toMatch(/^\d+$/);
     if (options.field === undefined) return;
     if (path.startsWith('/v1/providers') || path.startsWith('/v1/operator')) expect(res.body.field).toBe(options.field);
     else expect(res.body.error.message).toContain(options.field);
@@ -296,6 +300,22 @@ describe('hostile input never reaches a 500', () => {
       expectRefused(platform, `/v1/providers/${marker}`, { status: 404, code: 'not_found' });
       const method = await request(url).delete('/v1/me').set(user.auth);
       expectRefused(method, '/v1/me', { status: 404, code: 'NOT_FOUND' });
+    });
+  });
+
+  describe('an instance that is shutting down', () => {
+    it('refuses new requests with 503 in the path’s envelope, Retry-After and Connection: close', async () => {
+      const draining = await env.startApi();
+      await request(draining.url).get('/v1/me').set(user.auth).expect(200);
+      draining.app.get(HttpDrain).draining = true;
+      for (const path of ['/v1/me', '/v1/providers/apps']) {
+        const res = await request(draining.url)
+          .get(path)
+          .set(path.startsWith('/v1/providers') ? devAuth : user.auth);
+        expectRefused(res, path, { status: 503, code: path.startsWith('/v1/providers') ? 'service_unavailable' : 'SERVICE_UNAVAILABLE' });
+        expect(res.headers['retry-after']).toBe('1');
+        expect(res.headers.connection).toBe('close');
+      }
     });
   });
 

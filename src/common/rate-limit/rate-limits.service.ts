@@ -148,6 +148,36 @@ export class RateLimits {
     return this.consume(this.address, address);
   }
 
+  /**
+   * What the per-address window says now, without counting a request: the
+   * headers of an answer given before any limiter ran (a malformed request, an
+   * unknown route, a refused token), which did no work worth counting.
+   */
+  async peekForAddress(address: string): Promise<RateDecision> {
+    const [w] = this.address;
+    let consumed = 0;
+    let msBeforeNext = w.duration * 1000;
+    try {
+      const [[, count], [, ttl]] = (await this.redis.multi().get(`${w.keyPrefix}:${address}`).pttl(`${w.keyPrefix}:${address}`).exec()) as [
+        [unknown, string | null],
+        [unknown, number],
+      ];
+      consumed = Number(count ?? 0);
+      if (ttl > 0) msBeforeNext = ttl;
+    } catch {
+      const known = await w.insurance.get(address);
+      if (known) ({ consumedPoints: consumed, msBeforeNext } = known);
+    }
+    return {
+      allowed: consumed < w.points,
+      window: w.name,
+      limit: w.points,
+      remaining: Math.max(0, w.points - consumed),
+      resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
+      retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+    };
+  }
+
   /** Provider platform calls, keyed by app id (app tokens) or developer id (console tokens). */
   consumeForPlatform(key: string): Promise<RateDecision> {
     return this.consume(this.platform, key);
