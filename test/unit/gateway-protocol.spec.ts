@@ -15,6 +15,8 @@ describe('gateway frames', () => {
     ['{"type":"teleport"}', 'type must be one of'],
     ['{"type":"ping","data":[]}', 'data must be an object'],
     [`{"type":"ping","id":"${'x'.repeat(129)}"}`, 'id must be a string of 1 to 128 characters'],
+    ['{"type":"message.send","data":{"content":"a\\ud800b"}}', 'data.content must be well-formed Unicode'],
+    ['{"type":"message.send","data":{"recipient_id":"con_\\u0000"}}', 'data.recipient_id must be well-formed Unicode'],
   ])('refuses %s with BAD_REQUEST naming the problem', (text, message) => {
     const { error } = parseFrame(text);
     expect(error).toMatchObject({ code: 'BAD_REQUEST', status: 400 });

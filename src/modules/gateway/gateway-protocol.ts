@@ -1,4 +1,5 @@
 import { ApiError } from '../../common/errors/api-error';
+import { firstIllFormedText } from '../../common/http/text-input';
 
 /** Largest accepted frame; bigger ones close the connection with 1009 (ws enforces it before parsing). */
 export const MAX_FRAME_BYTES = 64 * 1024;
@@ -59,6 +60,12 @@ export function parseFrame(text: string): { frame?: ClientFrame; id?: string; er
     return { error: new ApiError('BAD_REQUEST', 'Frames must be JSON objects: {"type": "...", "id"?: "...", "data"?: {...}}') };
   }
   if (!isObject(value)) return { error: new ApiError('BAD_REQUEST', 'Frames must be JSON objects') };
+  // The edge rule of the HTTP routes (src/common/http/text-input.ts), for frames: no NUL, no lone surrogate anywhere.
+  const illFormed = firstIllFormedText(value);
+  if (illFormed !== null) {
+    const field = illFormed || 'frame';
+    return { error: new ApiError('BAD_REQUEST', `${field} must be well-formed Unicode text without NUL characters (\\u0000)`) };
+  }
   const id = typeof value.id === 'string' && value.id.length > 0 && value.id.length <= MAX_FRAME_ID_LENGTH ? value.id : undefined;
   if (value.id !== undefined && id === undefined)
     return { error: new ApiError('BAD_REQUEST', `id must be a string of 1 to ${MAX_FRAME_ID_LENGTH} characters`) };
