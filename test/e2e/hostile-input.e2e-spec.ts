@@ -369,6 +369,19 @@ describe('hostile input never reaches a 500', () => {
       expectRefused(await inbound({ action: 'a'.repeat(10_000) }), path, { status: 400, code: 'invalid_format', field: 'action' });
       expectRefused(await inbound({ userId: 'u'.repeat(65) }), path, { status: 400, code: 'invalid_format', field: 'userId' });
       await inbound({ userId: 'u'.repeat(64), action: 'a'.repeat(100) }).expect(202);
+      const long = await inbound({ event: `e${'v'.repeat(10_000)}` });
+      expectRefused(long, path, { status: 400, code: 'invalid_format', field: 'event' });
+      expect(long.text.length).toBeLessThan(2_000);
+    });
+
+    it('applies the limits of the execution context (locale, timezone) instead of passing them on unchecked', async () => {
+      const path = `/v1/providers/packages/${packageId}/capabilities/balance/execute`;
+      const res = await request(url)
+        .post(path)
+        .set(user.auth)
+        .send({ params: { account: 'checking' }, context: { locale: 'x'.repeat(100) } });
+      expectRefused(res, path, { status: 400, code: 'invalid_format' });
+      expect(res.text).toContain('locale');
     });
 
     it('documents the 8,192-character limit of firebase_token in the OpenAPI document', async () => {

@@ -16,7 +16,7 @@ export const INBOUND_MAX_AGE_MS = 5 * 60_000;
  * Bounds of the envelope fields the registered schema does not govern (it governs `data` only): a user id
  * has the `usr_` shape (22 characters of body, 64 leaves room for a provider's own reference), an action is a verb.
  */
-export const INBOUND_FIELD_LIMITS = { userId: 64, action: 100 } as const;
+export const INBOUND_FIELD_LIMITS = { event: 200, userId: 64, action: 100 } as const;
 /** Outbox event type that hands an accepted provider event to processing (surfaces, gateway). */
 export const PROVIDER_EVENT_RECEIVED = 'provider_event.received';
 

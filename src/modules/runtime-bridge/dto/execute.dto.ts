@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 
 export class ExecutionContextDto {
   @ApiPropertyOptional({ description: 'Language tag passed to the runtime (default en)' })
@@ -36,5 +37,10 @@ export class ExecuteCapabilityDto {
   @IsString()
   @MaxLength(200)
   idempotencyKey?: string;
-  @ApiPropertyOptional({ type: ExecutionContextDto }) @IsOptional() @IsObject() context?: ExecutionContextDto;
+  @ApiPropertyOptional({ type: ExecutionContextDto })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ExecutionContextDto)
+  context?: ExecutionContextDto;
 }
