@@ -8,9 +8,9 @@ import { ContactsPersonalData, GroupsPersonalData } from '../../src/modules/cont
 import { ContactsService } from '../../src/modules/contacts/contacts.service';
 import { MessagesPersonalData } from '../../src/modules/messages/messages.personal-data';
 import { MessagesService } from '../../src/modules/messages/messages.service';
-import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
+import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
-import { LoggedInUser, login } from '../support/users';
+import { LoggedInUser, login, raiseToEnterprise } from '../support/users';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -34,11 +34,7 @@ describe('contacts, groups and messages (user API)', () => {
   async function newUser(email?: string, name = 'Test User'): Promise<LoggedInUser> {
     users += 1;
     const user = await login(url, idp, { sub: `uid-cm-${users}`, name, email: email ?? `user${users}@example.com` });
-    await request(url)
-      .patch(`/v1/operator/users/${user.id}`)
-      .set('authorization', `Bearer ${OPERATOR_TOKEN}`)
-      .send({ tier: 'enterprise' })
-      .expect(200);
+    await raiseToEnterprise(url, user);
     return user;
   }
 

@@ -6,7 +6,7 @@ import { AccessTokens } from '../../src/modules/auth/access-tokens';
 import { GatewayClient } from '../support/gateway-client';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
-import { LoggedInUser, login } from '../support/users';
+import { LoggedInUser, login, raiseToEnterprise } from '../support/users';
 import { waitFor } from '../support/wait-for';
 
 const sessionOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sid as string;
@@ -49,19 +49,10 @@ describe('gateway sockets end with their session (attack: a logged-out token kee
     await env.startWorker();
     dataSource = apiA.app.get(DataSource);
     bob = await login(apiA.url, idp, { sub: 'uid-revoke-bob', name: 'Bob', email: 'bob.revoke@example.com' });
-    await request(apiA.url)
-      .patch(`/v1/operator/users/${bob.id}`)
-      .set('authorization', `Bearer ${OPERATOR_TOKEN}`)
-      .send({ tier: 'enterprise' })
-      .expect(200);
+    await raiseToEnterprise(apiA.url, bob);
   });
 
-  afterEach(async () => {
-    for (const client of clients.splice(0)) {
-      if (client.socket.readyState === WebSocket.OPEN || client.socket.readyState === WebSocket.CONNECTING) client.socket.terminate();
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  });
+  afterEach(() => GatewayClient.terminateAll(clients));
 
   afterAll(async () => {
     await env?.close();

@@ -4,9 +4,9 @@ import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
 import { AccessTokens } from '../../src/modules/auth/access-tokens';
 import { GatewayClient } from '../support/gateway-client';
-import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
+import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
-import { LoggedInUser, login } from '../support/users';
+import { LoggedInUser, login, raiseToEnterprise } from '../support/users';
 import { waitFor } from '../support/wait-for';
 
 const HEARTBEAT_MS = 300;
@@ -45,11 +45,7 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
   async function newUser(name: string): Promise<LoggedInUser> {
     users += 1;
     const user = await login(apiA.url, idp, { sub: `uid-gw-${users}`, name, email: `${name.toLowerCase()}.gw@example.com` });
-    await request(apiA.url)
-      .patch(`/v1/operator/users/${user.id}`)
-      .set('authorization', `Bearer ${OPERATOR_TOKEN}`)
-      .send({ tier: 'enterprise' })
-      .expect(200);
+    await raiseToEnterprise(apiA.url, user);
     return user;
   }
 
@@ -77,13 +73,7 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
     await addContact(carol, 'Alice');
   });
 
-  afterEach(async () => {
-    for (const client of clients.splice(0)) {
-      if (client.socket.readyState === WebSocket.OPEN || client.socket.readyState === WebSocket.CONNECTING) client.socket.terminate();
-    }
-    // Let the servers see the closes, so presence from one test does not leak into the next.
-    await new Promise((r) => setTimeout(r, 100));
-  });
+  afterEach(() => GatewayClient.terminateAll(clients));
 
   afterAll(async () => {
     await env?.close();

@@ -3,9 +3,9 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
 import { GatewayClient } from '../support/gateway-client';
-import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
+import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
-import { LoggedInUser } from '../support/users';
+import { LoggedInUser, raiseToEnterprise } from '../support/users';
 import { waitFor } from '../support/wait-for';
 
 /** Every `usr_` id in a JSON value. */
@@ -36,11 +36,7 @@ describe('identity: verified emails and contact linking', () => {
   /** A user on the enterprise tier, so many calls in one test stay under the rate limit. */
   async function newUser(sub: string, email: string): Promise<LoggedInUser> {
     const user = await signIn({ sub, email });
-    await request(url)
-      .patch(`/v1/operator/users/${user.id}`)
-      .set('authorization', `Bearer ${OPERATOR_TOKEN}`)
-      .send({ tier: 'enterprise' })
-      .expect(200);
+    await raiseToEnterprise(url, user);
     return user;
   }
 

@@ -32,6 +32,14 @@ export class GatewayClient {
     return client;
   }
 
+  /** Ends every client still open or opening, then lets the servers see the closes (so presence does not leak into the next test). */
+  static async terminateAll(clients: GatewayClient[]): Promise<void> {
+    for (const client of clients.splice(0)) {
+      if (client.socket.readyState === WebSocket.OPEN || client.socket.readyState === WebSocket.CONNECTING) client.socket.terminate();
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
   send(frame: Record<string, unknown>): void {
     this.socket.send(JSON.stringify(frame));
   }
