@@ -8,6 +8,8 @@
 const common = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }] },
+  // tmp/ holds generated files and StrykerJS's sandbox copies of the project, never tests to run.
+  modulePathIgnorePatterns: ['<rootDir>/tmp/'],
 };
 
 module.exports = {
