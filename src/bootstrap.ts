@@ -57,7 +57,7 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
       // These answers skip the hooks, so the limit headers the onSend hook below adds are added here.
       void reportAddressLimit(late.limits, request, reply).finally(() => frameworkErrors.render(error, request, reply));
     },
-    clientErrorHandler: clientErrorHandler(frameworkErrors),
+    clientErrorHandler: clientErrorHandler(frameworkErrors, () => late.limits),
   });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, { withWorker: config.role === 'all', imports: options.imports }),

@@ -345,7 +345,12 @@ describe('hostile input never reaches a 500', () => {
       const user = await raw(`GET /v1/me HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`);
       expect(user).toEqual({
         status: 431,
-        headers: expect.objectContaining({ 'content-type': 'application/json', 'x-service-request-id': expect.stringMatching(REQUEST_ID) }),
+        headers: expect.objectContaining({
+          'content-type': 'application/json',
+          'x-service-request-id': expect.stringMatching(REQUEST_ID),
+          'x-ratelimit-limit': expect.stringMatching(/^\d+$/),
+          'x-ratelimit-remaining': expect.stringMatching(/^\d+$/),
+        }),
         body: { error: { code: 'BAD_REQUEST', message: expect.any(String), status: 431 } },
       });
       const platform = await raw(`GET /v1/providers/apps HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`);

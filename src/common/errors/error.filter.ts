@@ -91,11 +91,12 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
    * `clientErrorHandler`): a request that did not arrive in time (408), headers over the limit (431), bytes
    * that are not HTTP (400). The envelope follows the request line when the parser kept it.
    */
-  clientErrorAnswer(error: { code?: unknown; rawPacket?: unknown }): { status: number; contentType: string; body: string } {
+  clientErrorAnswer(error: { code?: unknown; rawPacket?: unknown }): { status: number; contentType: string; body: string; path: string } {
     const failure = this.describe(clientError(error));
     const requestLine = Buffer.isBuffer(error.rawPacket) ? /^[A-Z]+ (\/[^ \r\n]*) HTTP\//.exec(error.rawPacket.toString('latin1')) : null;
-    const answer = this.envelope({ ...failure, opaquePath: true }, requestLine?.[1] ?? '/');
-    return { status: failure.status, contentType: answer.contentType, body: JSON.stringify(answer.body) };
+    const path = requestLine?.[1] ?? '/';
+    const answer = this.envelope({ ...failure, opaquePath: true }, path);
+    return { status: failure.status, contentType: answer.contentType, body: JSON.stringify(answer.body), path };
   }
 
   private envelope(failure: Failure, url: string): { contentType: string; body: object } {
