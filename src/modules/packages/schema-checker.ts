@@ -19,6 +19,16 @@ const DRAFT_07_URIS = [
   'https://json-schema.org/draft-07/schema',
 ];
 const DRAFT_2020_URIS = ['https://json-schema.org/draft/2020-12/schema', 'https://json-schema.org/draft/2020-12/schema#'];
+/** The one spelling of each draft's meta-schema that ajv knows; the others we accept are read as it. */
+const AJV_META_URI: Record<Draft, string> = {
+  'draft-07': 'http://json-schema.org/draft-07/schema#',
+  '2020-12': 'https://json-schema.org/draft/2020-12/schema',
+};
+
+/** The schema as ajv must see it: a declared `$schema` in ajv's own spelling (ajv throws on `https://…draft-07…`). */
+function forAjv<T extends Record<string, unknown>>(schema: T, draft: Draft): T {
+  return schema.$schema === undefined ? schema : { ...schema, $schema: AJV_META_URI[draft] };
+}
 
 const COMMON_KEYWORDS = [
   '$schema',
@@ -246,8 +256,9 @@ const compilers: Record<Draft, Ajv> = {
   '2020-12': new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true, validateFormats: false }),
 };
 
-function compile(schema: Record<string, unknown>, draft: Draft): SchemaFault | null {
+function compile(declared: Record<string, unknown>, draft: Draft): SchemaFault | null {
   const ajv = compilers[draft];
+  const schema = forAjv(declared, draft);
   if (!ajv.validateSchema(schema)) {
     const error = ajv.errors?.[0];
     const segments = (error?.instancePath ?? '')
@@ -275,7 +286,7 @@ export function validatorFor(schema: JsonSchema): (data: unknown) => { valid: bo
   const draft: Draft = typeof schema.$schema === 'string' && DRAFT_2020_URIS.includes(schema.$schema) ? '2020-12' : 'draft-07';
   const ajv = draft === '2020-12' ? new Ajv2020({ strict: false, allErrors: true }) : new Ajv({ strict: false, allErrors: true });
   addFormats(ajv); // date-time, email, uri … are checked, not ignored with a warning
-  const validate = ajv.compile(schema);
+  const validate = ajv.compile(forAjv(schema, draft));
   return (data) => {
     const valid = validate(data);
     return { valid, errors: valid ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`.trim()) };

@@ -34,6 +34,8 @@ export function retryAfterMs(raw: string | string[] | undefined, now = Date.now(
   const value = Array.isArray(raw) ? raw[0] : raw;
   if (!value) return undefined;
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  // An HTTP date names its weekday or month (RFC 9110 §5.6.7); Date.parse would also read "-5" or "1.5" as dates.
+  if (!/[A-Za-z]{3}/.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
