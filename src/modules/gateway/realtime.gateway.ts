@@ -58,7 +58,7 @@ export class RealtimeGateway implements OnGatewayConnection {
       // As over HTTP (503), a session that cannot be checked is an outage, not a refusal: the socket stays, the frame is not handled.
       this.logger.warn(`gateway session check failed: ${(error as Error).message}`);
       const text = isBinary ? '' : (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer)).toString('utf8');
-      return connection.error('INTERNAL_ERROR', 'The session could not be checked; try again', parseFrame(text).id);
+      return connection.error('SERVICE_UNAVAILABLE', 'The session could not be checked; try again shortly', parseFrame(text).id);
     }
     if (admitted) await this.frames.handle(connection, data, isBinary);
   }
