@@ -7,6 +7,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './infra/database/database.module';
 import { QueueModule } from './infra/queue/queue.module';
 import { RedisModule } from './infra/redis/redis.module';
+import { RealtimeModule } from './infra/realtime/realtime.module';
 import { EventsModule } from './modules/events/events.module';
 import { CryptoModule } from './common/crypto/crypto.module';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
@@ -58,6 +59,7 @@ export class CoreModule {
         }),
         DatabaseModule,
         RedisModule,
+        RealtimeModule,
         QueueModule,
         EventsModule,
         CryptoModule,

@@ -43,7 +43,7 @@ export interface AppConfig {
     disableAfterSeconds: number;
     /** How long a rotated-out signing secret still signs (default 24 hours). */
     secretGraceSeconds: number;
-    /** How often the worker re-enqueues pending deliveries whose job was lost. */
+    /** How often the worker looks for signing secrets due for rotation (and mails a reminder). */
     sweepIntervalMs: number;
   };
   logLevel: string;
@@ -51,6 +51,21 @@ export interface AppConfig {
   workerHealthPort: number;
   /** Safety-net sweep of the outbox dispatcher; NOTIFY on commit and retry timers do the real work. */
   eventSweepIntervalMs: number;
+  /** The event backbone (docs/decisions.md, "Event backbone"; docs/operations.md). */
+  backbone: {
+    /** Concurrent drains of the domain event outbox per worker process. */
+    eventDrains: number;
+    /** Events one drain claims and hands to the subscribers in one transaction. */
+    eventBatchSize: number;
+    /** Concurrent relays of the job outbox per worker process. */
+    relays: number;
+    /** Job rows one relay moves to BullMQ in one `addBulk`. */
+    relayBatchSize: number;
+    /** The relay's safety sweep: unrelayed rows whose wake-up was missed, relayed rows whose job was lost. */
+    relaySweepMs: number;
+    /** A relayed row is checked against BullMQ once it has gone this long without finishing (or since its last check). */
+    relayCheckAfterMs: number;
+  };
   /**
    * Runtime bridge timings. The spec fixes the Free tier (10 s timeout, retries from 1 s);
    * they are configurable so tests and slow deployments can shorten or stretch them.
@@ -240,6 +255,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     workerHealthPort: port('WORKER_HEALTH_PORT', 3001, true),
     eventSweepIntervalMs: int('EVENT_SWEEP_INTERVAL_MS', 5_000, 100, 3_600_000),
+    backbone: {
+      eventDrains: int('EVENT_DRAINS', 4, 1, 64),
+      eventBatchSize: int('EVENT_BATCH_SIZE', 500, 1, 10_000),
+      relays: int('JOB_RELAYS', 2, 1, 64),
+      relayBatchSize: int('JOB_RELAY_BATCH_SIZE', 1_000, 1, 10_000),
+      relaySweepMs: int('JOB_RELAY_SWEEP_MS', 15_000, 100, 3_600_000),
+      relayCheckAfterMs: int('JOB_RELAY_CHECK_AFTER_MS', 60_000, 100, 86_400_000),
+    },
     runtimeBridge: {
       timeoutMs: int('RUNTIME_TIMEOUT_MS', 10_000, 100, 300_000),
       retryBaseMs: int('RUNTIME_RETRY_BASE_MS', 1_000, 1, 300_000),

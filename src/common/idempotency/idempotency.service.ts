@@ -1,28 +1,15 @@
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../errors/api-error';
+import { assertIdempotencyKey, requestHash as hashOf } from './idempotency-key';
 
 export interface StoredResponse {
   status: number;
   body: unknown;
 }
 
-const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 const KEY_LIFETIME = '24 hours';
-
-/** JSON with object keys sorted, so `{a,b}` and `{b,a}` hash the same. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 /**
  * `Idempotency-Key` handling as Stripe does it. The key row is inserted in the
@@ -45,8 +32,8 @@ export class Idempotency {
     work: (manager: EntityManager) => Promise<StoredResponse>,
   ): Promise<StoredResponse & { replayed: boolean }> {
     if (key === undefined) return { ...(await this.dataSource.transaction(work)), replayed: false };
-    if (!KEY_SHAPE.test(key)) throw new ApiError('BAD_REQUEST', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
-    const requestHash = createHash('sha256').update(canonical(request)).digest('hex');
+    assertIdempotencyKey(key);
+    const requestHash = hashOf(request);
 
     return this.dataSource.transaction(async (manager) => {
       const claimed: unknown[] = await manager.query(

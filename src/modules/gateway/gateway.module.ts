@@ -5,7 +5,6 @@ import { MarketplaceModule } from '../marketplace/marketplace.module';
 import { RuntimeBridgeModule } from '../runtime-bridge/runtime-bridge.module';
 import { MessagesModule } from '../messages/messages.module';
 import { PackagesModule } from '../packages/packages.module';
-import { GatewayBus } from './gateway-bus';
 import { GatewayController } from './gateway.controller';
 import { GatewayConnections } from './gateway-connections.service';
 import { GatewayFrames } from './gateway-frames.service';
@@ -20,6 +19,6 @@ import { RealtimeGateway } from './realtime.gateway';
 @Module({
   imports: [AuthModule, ContactsModule, MessagesModule, MarketplaceModule, PackagesModule, RuntimeBridgeModule],
   controllers: [GatewayController],
-  providers: [RealtimeGateway, GatewayConnections, GatewayFrames, Presence, GatewayBus],
+  providers: [RealtimeGateway, GatewayConnections, GatewayFrames, Presence],
 })
 export class GatewayModule {}

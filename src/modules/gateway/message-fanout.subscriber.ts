@@ -6,7 +6,7 @@ import { REDIS } from '../../infra/redis/redis.module';
 import { DomainEvent } from '../events/domain-events';
 import { OnDomainEvent } from '../events/on-domain-event.decorator';
 import { MESSAGE_CREATED, MessageCreatedPayload } from '../messages/messages.service';
-import { BusEvent, userChannel } from './gateway-channels';
+import { BusEvent, userChannel } from '../../infra/realtime/gateway-channels';
 
 /**
  * Worker side of the gateway: turns each committed `message.created` into a

@@ -11,7 +11,7 @@ import {
   instanceUsersKey,
   presenceConnectionsKey,
   presenceStatusKey,
-} from './gateway-channels';
+} from '../../infra/realtime/gateway-channels';
 import { PresenceStatus } from './gateway-protocol';
 
 export type PresenceState = PresenceStatus | 'offline';

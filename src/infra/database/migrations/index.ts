@@ -9,6 +9,7 @@ import { DeveloperLoginHardening1764001000000 } from './1764001000000-DeveloperL
 import { VersionRuntimeUrl1764001100000 } from './1764001100000-VersionRuntimeUrl';
 import { VerifiedEmails1764001200000 } from './1764001200000-VerifiedEmails';
 import { AppTokenBinding1764001300000 } from './1764001300000-AppTokenBinding';
+import { JobOutbox1764001400000 } from './1764001400000-JobOutbox';
 
 /**
  * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
@@ -26,4 +27,5 @@ export const MIGRATIONS = [
   VersionRuntimeUrl1764001100000,
   VerifiedEmails1764001200000,
   AppTokenBinding1764001300000,
+  JobOutbox1764001400000,
 ];

@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { ProblemError } from '../../../common/errors/problem-error';
 import { RateLimits } from '../../../common/rate-limit/rate-limits.service';
 import { applyRateHeaders } from '../../../common/rate-limit/user-rate-limit.guard';
+import { platformAccess, PlatformStanding } from './platform-access';
 import { PLATFORM_ROUTE, PlatformPrincipal, platformRouteOptions, PlatformRouteOptions } from './platform-principal';
 import { PlatformClaims, PlatformTokens } from './platform-tokens';
 
@@ -31,52 +32,7 @@ export class PlatformAuthGuard implements CanActivate {
     if (!match)
       throw new ProblemError('invalid_token', 'Missing bearer token in the Authorization header', {}, { 'WWW-Authenticate': 'Bearer' });
     const claims = await this.tokens.verify(match[1]);
-    const standing = await this.standing(claims);
-    if (!standing)
-      throw new ProblemError(
-        'invalid_token',
-        'The session, app or install behind this token no longer exists or was revoked',
-        {},
-        { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
-      );
-    if (standing.status === 'suspended')
-      throw new ProblemError('account_suspended', 'This developer account is suspended; contact support to request reinstatement');
-    if (options.verifiedEmail !== false && !standing.email_verified_at) {
-      throw new ProblemError(
-        'email_not_verified',
-        'Verify the account email address first (see the link we sent, or POST /v1/providers/account/verify/resend)',
-      );
-    }
-    const principals = options.principals ?? ['developer', 'app'];
-    if (!principals.includes(claims.kind)) {
-      throw new ProblemError(
-        'insufficient_scope',
-        claims.kind === 'app' ? 'This operation requires a developer console token' : 'This operation requires an app access token',
-      );
-    }
-    if (claims.kind === 'developer') {
-      request.principal = { kind: 'developer', developerId: claims.developerId, sessionId: claims.sessionId };
-      return true;
-    }
-    const delegation = claims.installId && claims.userId ? { userId: claims.userId, installId: claims.installId } : undefined;
-    if (delegation && !options.delegated) {
-      throw new ProblemError(
-        'insufficient_scope',
-        "This token acts for one user's install and can only execute its capabilities; use an app token from the client_credentials grant",
-      );
-    }
-    // The token's scopes as issued, narrowed to what the app holds now: a scope removed from the app ends at once.
-    const scopes = claims.scopes.filter((scope) => standing.app_scopes!.includes(scope));
-    if (options.scope && !scopes.includes(options.scope)) {
-      throw new ProblemError(
-        'insufficient_scope',
-        claims.scopes.includes(options.scope)
-          ? `The app no longer holds the ${options.scope} scope`
-          : `This operation requires the ${options.scope} scope`,
-        { required_scope: options.scope },
-      );
-    }
-    request.principal = { kind: 'app', developerId: claims.developerId, appId: claims.appId, scopes, delegation };
+    request.principal = platformAccess(claims, await this.standing(claims), options);
     return true;
   }
 
@@ -88,9 +44,9 @@ export class PlatformAuthGuard implements CanActivate {
    * tokens; with grace, when the grace ends) and, for a delegated token, its
    * install still active. No row: the token stands on nothing any more.
    */
-  private async standing(claims: PlatformClaims): Promise<Standing | undefined> {
+  private async standing(claims: PlatformClaims): Promise<PlatformStanding | undefined> {
     if (claims.kind === 'developer') {
-      const [row]: Standing[] = await this.dataSource.query(
+      const [row]: PlatformStanding[] = await this.dataSource.query(
         `SELECT d.status, d.email_verified_at FROM developers d
            JOIN developer_sessions s ON s.developer_id = d.id AND s.id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()
           WHERE d.id = $1`,
@@ -98,7 +54,7 @@ export class PlatformAuthGuard implements CanActivate {
       );
       return row;
     }
-    const [row]: Standing[] = await this.dataSource.query(
+    const [row]: PlatformStanding[] = await this.dataSource.query(
       `SELECT d.status, d.email_verified_at, a.scopes AS app_scopes
          FROM developers d JOIN apps a ON a.developer_id = d.id AND a.id = $2
         WHERE d.id = $1
@@ -109,13 +65,6 @@ export class PlatformAuthGuard implements CanActivate {
     );
     return row;
   }
-}
-
-interface Standing {
-  status: string;
-  email_verified_at: Date | null;
-  /** Apps only. */
-  app_scopes?: string[];
 }
 
 /** Per app (or per developer console) burst and sustained limits of the provider platform. */

@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
-import { REDIS } from '../../infra/redis/redis.module';
-import { redisOptionsFromUrl } from '../../infra/redis/redis-options';
+import { REDIS } from '../redis/redis.module';
+import { redisOptionsFromUrl } from '../redis/redis-options';
 
 type Listener = (message: string) => void;
 
@@ -47,11 +47,34 @@ export class GatewayBus implements OnApplicationShutdown {
     await this.redis.publish(channel, JSON.stringify(payload));
   }
 
+  /**
+   * The real-time fast path: hands the message to this instance's own
+   * listeners at once (no Redis round trip), then publishes it for the other
+   * instances. This instance hears its own publication too; listeners dedupe
+   * by message id (GatewayConnection.firstSight), as they must anyway for the
+   * durable path's second copy.
+   */
+  async publishLocalFirst(channel: string, payload: unknown): Promise<void> {
+    const message = JSON.stringify(payload);
+    this.dispatch(channel, message);
+    await this.redis.publish(channel, message);
+  }
+
   async onApplicationShutdown(): Promise<void> {
     const subscriber = this.subscriber;
     this.subscriber = null;
     if (subscriber?.status === 'ready') await subscriber.quit().catch(() => subscriber.disconnect());
     else subscriber?.disconnect();
+  }
+
+  private dispatch(channel: string, message: string): void {
+    for (const listener of this.listeners.get(channel) ?? []) {
+      try {
+        listener(message);
+      } catch (error) {
+        this.logger.error({ err: error, channel }, 'gateway listener failed');
+      }
+    }
   }
 
   private connection(): Redis {
@@ -69,15 +92,7 @@ export class GatewayBus implements OnApplicationShutdown {
       reported = true;
     });
     subscriber.on('ready', () => (reported = false));
-    subscriber.on('message', (channel: string, message: string) => {
-      for (const listener of this.listeners.get(channel) ?? []) {
-        try {
-          listener(message);
-        } catch (error) {
-          this.logger.error({ err: error, channel }, 'gateway listener failed');
-        }
-      }
-    });
+    subscriber.on('message', (channel: string, message: string) => this.dispatch(channel, message));
     this.subscriber = subscriber;
     return subscriber;
   }

@@ -1,0 +1,27 @@
+import { createHash } from 'node:crypto';
+import { ApiError } from '../errors/api-error';
+
+/** 1 to 255 visible ASCII characters (no space, no control characters), as Stripe accepts. */
+const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+
+/** Refuses an `Idempotency-Key` outside the accepted shape with `BAD_REQUEST`. */
+export function assertIdempotencyKey(key: string): void {
+  if (!KEY_SHAPE.test(key)) throw new ApiError('BAD_REQUEST', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+}
+
+/** JSON with object keys sorted, so `{a,b}` and `{b,a}` hash the same. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** What a retry must repeat to be replayed: the hex SHA-256 of the request body's canonical JSON. */
+export function requestHash(request: unknown): string {
+  return createHash('sha256').update(canonicalJson(request)).digest('hex');
+}
