@@ -5,9 +5,13 @@
  * `stryker run` (mutation-testing-report-schema) and prints one line per file.
  * Score = (killed + timeout) / (all valid mutants), as Stryker computes it:
  * mutants that do not compile (CompileError) or were ignored do not count.
+ * When every file passes and the report covers every file under `mutate` as it
+ * is now (a full run, not `--mutate <file>`), records the mutation fingerprint
+ * (scripts/mutation-fingerprint.js) that lets `.ci/run` skip an unchanged tier.
  */
 /* eslint-disable @typescript-eslint/no-require-imports -- plain node script */
 const { readFileSync } = require('node:fs');
+const fingerprint = require('./mutation-fingerprint');
 const { join } = require('node:path');
 
 const THRESHOLD = Number(process.env.MUTATION_THRESHOLD ?? 80);
@@ -25,4 +29,11 @@ for (const [file, { mutants }] of Object.entries(report.files).sort(([a], [b]) =
   );
 }
 console.log(`threshold ${THRESHOLD} % per file; report: reports/mutation/index.html`);
+
+if (!failed && THRESHOLD >= 80) {
+  const mutated = JSON.parse(readFileSync(join(__dirname, '..', 'stryker.config.json'), 'utf8')).mutate;
+  const stale = mutated.filter((file) => report.files[file]?.source !== readFileSync(join(__dirname, '..', file), 'utf8'));
+  if (stale.length === 0) fingerprint.write();
+  else console.log(`mutation fingerprint not written: the report does not cover these files as they are now: ${stale.join(', ')}`);
+}
 process.exit(failed ? 1 : 0);

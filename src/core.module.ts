@@ -1,11 +1,11 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { IncomingMessage } from 'node:http';
 import { hostname } from 'node:os';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './infra/database/database.module';
-import { QueueModule } from './infra/queue/queue.module';
+import { closeQueueConnection, QUEUE_CONNECTION, QueueConnection, QueueModule } from './infra/queue/queue.module';
 import { RedisModule } from './infra/redis/redis.module';
 import { RealtimeModule } from './infra/realtime/realtime.module';
 import { EventsModule } from './modules/events/events.module';
@@ -14,6 +14,7 @@ import { IdempotencyModule } from './common/idempotency/idempotency.module';
 import { MailModule } from './infra/mail/mail.module';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { OutboundHttpModule } from './common/http/outbound-http';
+import { MetricsModule } from './infra/metrics/metrics.module';
 
 /** Paths of values that must never reach a log line. */
 export const REDACTED_PATHS = [
@@ -32,9 +33,20 @@ export const REDACTED_PATHS = [
   '*.firebase_token',
 ];
 
-/** What both roles share: configuration, logging, PostgreSQL, Redis, queues and the outbox. */
+/** What both roles share: configuration, logging, PostgreSQL, Redis, queues, the outbox and the metrics. */
 @Module({})
-export class CoreModule {
+export class CoreModule implements OnApplicationShutdown {
+  constructor(@Inject(QUEUE_CONNECTION) private readonly queueConnection: QueueConnection) {}
+
+  /**
+   * Closes BullMQ's shared cluster client. Here, not in the global QueueModule:
+   * Nest shuts modules down deepest first and global ones before all, so only a
+   * module this near the root runs after BullMQ's workers and queues have closed.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    await closeQueueConnection(this.queueConnection);
+  }
+
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: CoreModule,
@@ -67,6 +79,7 @@ export class CoreModule {
         RateLimitModule,
         IdempotencyModule,
         OutboundHttpModule,
+        MetricsModule,
       ],
     };
   }

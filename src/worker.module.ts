@@ -3,7 +3,8 @@ import { DiscoveryModule } from '@nestjs/core';
 import { SHARED_AREAS } from './areas';
 import { AppConfig } from './config/app-config';
 import { CoreModule } from './core.module';
-import { MailProcessor, MailQueueFeeder } from './infra/mail/mail.processor';
+import { MailProcessor } from './infra/mail/mail.processor';
+import { JobRelay } from './infra/queue/job-relay';
 import { QUEUE_NAMES } from './infra/queue/queues';
 import { EventDispatcher } from './modules/events/event-dispatcher';
 import { AGENTS_PROCESSORS } from './modules/agents/agents.worker';
@@ -29,7 +30,7 @@ const PROCESSORS: Type[] = [
   ...WEBHOOK_PROCESSORS,
 ];
 /** Domain event subscribers that only the worker runs. */
-const SUBSCRIBERS: Type[] = [MailQueueFeeder, MessageFanout, ...WEBHOOK_SUBSCRIBERS, ...RUNTIME_BRIDGE_SUBSCRIBERS];
+const SUBSCRIBERS: Type[] = [MessageFanout, ...WEBHOOK_SUBSCRIBERS, ...RUNTIME_BRIDGE_SUBSCRIBERS];
 /** Long-running services of the worker role (realtime stream supervision). */
 const SUPERVISORS: Type[] = [...RUNTIME_BRIDGE_SUPERVISORS];
 /** Area modules whose services the processors and subscribers use (areas.ts). Their controllers are ignored: no HTTP here. */
@@ -43,7 +44,7 @@ export interface WorkerModuleOptions {
   imports?: ModuleMetadata['imports'];
 }
 
-/** The worker role: queue processors, the outbox dispatcher and schedulers. No HTTP. */
+/** The worker role: queue processors, the event dispatcher, the job relay and schedulers. No HTTP. */
 @Module({})
 export class WorkerModule implements OnModuleInit {
   private readonly logger = new Logger('Worker');
@@ -52,7 +53,7 @@ export class WorkerModule implements OnModuleInit {
     return {
       module: WorkerModule,
       imports: [...(options.embedded ? [] : [CoreModule.forRoot(config)]), DiscoveryModule, ...WORKER_AREAS, ...(options.imports ?? [])],
-      providers: [...PROCESSORS, ...SUBSCRIBERS, ...SUPERVISORS, EventDispatcher],
+      providers: [...PROCESSORS, ...SUBSCRIBERS, ...SUPERVISORS, EventDispatcher, JobRelay],
     };
   }
 

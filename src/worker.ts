@@ -4,11 +4,16 @@ import { INestApplicationContext } from '@nestjs/common';
 import { Logger } from 'nestjs-pino';
 import { createWorkerApp } from './bootstrap';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { BackboneMetrics } from './infra/metrics/backbone-metrics';
 import { HealthService } from './modules/health/health.service';
 
-/** The worker's only listener: liveness and readiness for the orchestrator. */
-function startHealthServer(app: INestApplicationContext, port: number, host: string): Server {
+/**
+ * The worker's only listener: liveness and readiness for the orchestrator, and the Prometheus metrics. It is an
+ * internal port (never published), so `/metrics` is open here, unlike on the api port (docs/decisions.md "Metrics").
+ */
+export function startHealthServer(app: INestApplicationContext, port: number, host: string): Server {
   const health = app.get(HealthService);
+  const metrics = app.get(BackboneMetrics);
   const server = createServer((req, res) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -16,6 +21,13 @@ function startHealthServer(app: INestApplicationContext, port: number, host: str
     if (req.url === '/health/live') return send(200, { status: 'ok' });
     if (req.url === '/health/ready') {
       void health.readiness().then((r) => send(r.status === 'ok' ? 200 : 503, r));
+      return;
+    }
+    if (req.url === '/metrics') {
+      metrics.render().then(
+        ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
+        () => send(500, { error: { code: 'INTERNAL_ERROR', message: 'Metrics could not be rendered', status: 500 } }),
+      );
       return;
     }
     send(404, { error: { code: 'NOT_FOUND', message: 'Route not found', status: 404 } });

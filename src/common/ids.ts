@@ -20,6 +20,7 @@ export const ID_PREFIXES = [
   'dlv',
   'dev',
   'ses',
+  'job',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

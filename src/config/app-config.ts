@@ -12,6 +12,11 @@ export interface AppConfig {
   docsUrl: string;
   databaseUrl: string;
   redisUrl: string;
+  /**
+   * Seed nodes of a Redis Cluster (`REDIS_CLUSTER_NODES`); empty: one Redis at `redisUrl`. When set,
+   * `redisUrl` only lends its user, password and TLS to every node (docs/operations.md, "Redis Cluster").
+   */
+  redisClusterNodes: Array<{ host: string; port: number }>;
   /** Prefix of every Redis key the service writes (queues, limits, caches), so several deployments or test runs can share one server. */
   redisPrefix: string;
   idp: { projectId: string | undefined; jwksUrl: string; issuer: string; audience: string; jwksCooldownMs: number };
@@ -31,6 +36,8 @@ export interface AppConfig {
   encryptionKey: Buffer | undefined;
   smtpUrl: string | undefined;
   operatorToken: string | undefined;
+  /** Bearer that may read `GET /metrics` on the api port (the operator token may too); unset and no operator token: closed. */
+  metricsToken: string | undefined;
   allowPrivateTargets: boolean;
   webhookDeliveryIps: { ipv4: string[]; ipv6: string[] };
   /** Outbound webhook delivery tuning (docs/webhooks.md). */
@@ -182,6 +189,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
 
   const operatorToken = read('OPERATOR_TOKEN');
   if (operatorToken !== undefined && operatorToken.length < 16) fail('OPERATOR_TOKEN', 'must be at least 16 characters');
+  const metricsToken = read('METRICS_TOKEN');
+  if (metricsToken !== undefined && metricsToken.length < 16) fail('METRICS_TOKEN', 'must be at least 16 characters');
 
   const tokenSigningKey = read('TOKEN_SIGNING_KEY');
   if (tokenSigningKey !== undefined && !tokenSigningKey.includes('PRIVATE KEY') && !tokenSigningKey.startsWith('{')) {
@@ -206,6 +215,22 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const redisPrefix = read('REDIS_PREFIX') ?? 'svc';
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(redisPrefix)) fail('REDIS_PREFIX', 'must be 1-64 letters, digits, dots, dashes or underscores');
 
+  const redisClusterNodes: Array<{ host: string; port: number }> = [];
+  for (const entry of (read('REDIS_CLUSTER_NODES') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    // host:port, or [ipv6]:port
+    const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(entry);
+    const nodeHost = match?.[1] ?? match?.[2];
+    const nodePort = Number(match?.[3]);
+    if (!match || (match[1] !== undefined && isIP(nodeHost!) !== 6) || nodePort < 1 || nodePort > 65535) {
+      fail('REDIS_CLUSTER_NODES', `must be a comma-separated list of host:port seed nodes (bad entry "${entry}")`);
+      continue;
+    }
+    redisClusterNodes.push({ host: nodeHost!, port: nodePort });
+  }
+
   const config: AppConfig = {
     role,
     nodeEnv,
@@ -215,6 +240,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     docsUrl: url('DOCS_URL', 'https://docs.example.com', ['http:', 'https:'])!,
     databaseUrl: url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/service', ['postgres:', 'postgresql:'])!,
     redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
+    redisClusterNodes,
     redisPrefix,
     idp: {
       projectId,
@@ -243,6 +269,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     encryptionKey,
     smtpUrl: url('SMTP_URL', undefined, ['smtp:', 'smtps:']),
     operatorToken,
+    metricsToken,
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
     webhookDeliveryIps,
     webhooks: {
@@ -282,6 +309,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
     try {
       const name = new URL(config.databaseUrl).pathname.replace(/^\//, '');
       if (!/^[A-Za-z0-9_-]{1,63}$/.test(name)) fail('DATABASE_URL', `must name a database of letters, digits, _ or - (got "${name}")`);
+    } catch {
+      /* reported above */
+    }
+  }
+
+  if (redisClusterNodes.length > 0 && config.redisUrl) {
+    try {
+      const db = new URL(config.redisUrl).pathname.replace(/^\//, '');
+      // A cluster has database 0 only; refusing another keeps a single-server URL from being half applied.
+      if (db !== '' && db !== '0')
+        fail('REDIS_URL', `must not name a database (got "/${db}") when REDIS_CLUSTER_NODES is set: a cluster has database 0 only`);
     } catch {
       /* reported above */
     }

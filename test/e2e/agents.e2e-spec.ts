@@ -3,8 +3,9 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { newId } from '../../src/common/ids';
 import { AgentActionsPersonalData } from '../../src/modules/agents/agent-actions.personal-data';
-import { AgentsQueue } from '../../src/modules/agents/agents.queue';
-import { AgentsService } from '../../src/modules/agents/agents.service';
+import { getQueueToken } from '@nestjs/bullmq';
+import { Queue } from 'bullmq';
+import { QUEUES } from '../../src/infra/queue/queues';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { TestLlmServer } from '../support/llm-server';
@@ -50,8 +51,7 @@ describe('agent actions (POST /v1/agents/execute, GET /v1/agents/actions/:id)', 
   let env: TestEnvironment;
   let url: string;
   let db: DataSource;
-  let agents: AgentsService;
-  let producer: AgentsQueue;
+  let agentsQueue: Queue;
   let personalData: AgentActionsPersonalData;
   let workerStarted = false;
   const ensureWorker = async () => {
@@ -65,8 +65,7 @@ describe('agent actions (POST /v1/agents/execute, GET /v1/agents/actions/:id)', 
     const api = await env.startApi();
     url = api.url;
     db = api.app.get(getDataSourceToken());
-    agents = api.app.get(AgentsService);
-    producer = api.app.get(AgentsQueue);
+    agentsQueue = api.app.get(getQueueToken(QUEUES.agents));
     personalData = api.app.get(AgentActionsPersonalData);
   });
   afterAll(async () => {
@@ -263,32 +262,26 @@ describe('agent actions (POST /v1/agents/execute, GET /v1/agents/actions/:id)', 
       await request(url).get(`/v1/agents/actions/not-an-id`).set(owner.auth).expect(404);
     });
 
-    it('re-enqueues a queued action whose job never reached the queue (requeueStale), and only stale ones', async () => {
+    it('runs an action whose job was recorded but never relayed (Redis refused it at the time): the relay moves it', async () => {
       const user = await newUser(url, idp);
-      // What a failed enqueue leaves behind: a committed row and no job.
-      const stale = newId('act');
-      const fresh = newId('act');
-      await db.query(
-        `INSERT INTO agent_actions (id, user_id, action, params, status, created_at) VALUES
-           ($1, $3, 'draft_email', $4, 'queued', now() - interval '2 minutes'),
-           ($2, $3, 'draft_email', $4, 'queued', now())`,
-        [stale, fresh, user.id, JSON.stringify(DRAFT)],
-      );
-      expect(await agents.requeueStale()).toBe(1);
-      const done = await settled(url, db, user, stale);
+      const id = newId('act');
+      await db.query(`INSERT INTO agent_actions (id, user_id, action, params, status) VALUES ($1, $2, 'draft_email', $3, 'queued')`, [
+        id,
+        user.id,
+        JSON.stringify(DRAFT),
+      ]);
+      await db.query(`INSERT INTO job_outbox (id, queue, name, data) VALUES ($1, 'agents', 'run-action', jsonb_build_object('actionId', $1::text))`, [id]);
+      const done = await settled(url, db, user, id);
       expect(done).toMatchObject({ status: 'completed', result: { source: 'composer' } });
-      const [row] = await db.query(`SELECT status FROM agent_actions WHERE id = $1`, [fresh]);
-      expect(row.status).toBe('queued');
-      expect(await agents.requeueStale()).toBe(0);
     });
 
     it('runs a job twice at most once: a finished action is left alone', async () => {
       const user = await newUser(url, idp);
       const { body } = await execute(url, user, { action: 'draft_email', params: DRAFT }).expect(200);
       const [before] = await db.query(`SELECT result, completed_at FROM agent_actions WHERE id = $1`, [body.id]);
-      // A duplicate delivery of the same action (the finished job is replaced so BullMQ accepts it).
-      await producer.replace(body.id);
-      await waitFor(async () => !(await producer.hasLiveJob(body.id)), { what: 'the duplicate job to finish' });
+      // A duplicate delivery of the same action, under another job id so BullMQ accepts it.
+      const duplicate = await agentsQueue.add('run-action', { actionId: body.id }, { jobId: `dup.${body.id}` });
+      await waitFor(async () => (await duplicate.getState()) === 'completed', { what: 'the duplicate job to finish' });
       const [after] = await db.query(`SELECT status, result, completed_at FROM agent_actions WHERE id = $1`, [body.id]);
       expect(after).toEqual({ status: 'completed', result: before.result, completed_at: before.completed_at });
     });
@@ -387,7 +380,9 @@ describe('agent actions (POST /v1/agents/execute, GET /v1/agents/actions/:id)', 
           JSON.stringify({ contact_id: gone }),
         ]);
         await request(url).delete(`/v1/contacts/${gone}`).set(ada.auth).expect(204);
-        await producer.enqueue(id);
+        await db.query(`INSERT INTO job_outbox (id, queue, name, data) VALUES ($1, 'agents', 'run-action', jsonb_build_object('actionId', $1::text))`, [
+          id,
+        ]);
         const failed = await settled(url, db, ada, id);
         expect(failed).toMatchObject({
           status: 'failed',

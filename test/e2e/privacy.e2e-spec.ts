@@ -121,7 +121,7 @@ describe('privacy: soul export and deletion', () => {
         [id],
       )
     )[0];
-  /** A pending export row without a job, as if the enqueue after the commit had failed. */
+  /** A pending export row without a job. */
   const insertPendingExport = async (userId: string, createdAgo = '0 seconds', format = 'json') => {
     const id = newId('exp');
     await dataSource.query(
@@ -277,14 +277,16 @@ describe('privacy: soul export and deletion', () => {
       await getExport(owner, id).expect(404);
     });
 
-    it('enqueues again a pending export whose job never reached the queue (requeuePending)', async () => {
+    it('builds a pending export whose job was recorded but never relayed (Redis refused it at the time): the relay moves it', async () => {
       const lost = await insertPendingExport(owner.id, '2 minutes');
-      const fresh = await insertPendingExport(owner.id); // younger than a minute: its enqueue may still be under way
-      const swept = await exportsService.requeuePending();
-      expect(swept.requeued).toBeGreaterThanOrEqual(1);
-      expect(await queue.getJobState(fresh)).toBe('unknown');
+      await dataSource.query(
+        `INSERT INTO job_outbox (id, queue, name, data) VALUES ($1, 'exports', 'build-export', jsonb_build_object('exportId', $1::text))`,
+        [lost],
+      );
       await waitUntilReady(owner, lost);
-      await dataSource.query(`DELETE FROM exports WHERE id = $1`, [fresh]);
+      await waitFor(async () => (await dataSource.query(`SELECT 1 FROM job_outbox WHERE id = $1`, [lost])).length === 0, {
+        what: 'the finished job to leave the outbox',
+      });
     });
 
     it('does nothing when the processor runs for an export that is already ready or no longer exists', async () => {

@@ -159,7 +159,7 @@ describe('exports and conformance runs survive a killed worker', () => {
       await waitFor(
         async () => {
           const ttls = await Promise.all(
-            ['exports', 'conformance'].map((queue) => probe.pttl(`${env.env.REDIS_PREFIX}:bull:${queue}:stalled-check`)),
+            ['exports', 'conformance'].map((queue) => probe.pttl(`{${env.env.REDIS_PREFIX}}:bull:${queue}:stalled-check`)),
           );
           return ttls.every((ttl) => ttl < 0) ? true : undefined;
         },

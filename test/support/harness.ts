@@ -133,12 +133,15 @@ async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await redis.connect();
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    // Keys start with the prefix, or with a hash tag that opens with it (`{<prefix>}:bull:…`, `{<prefix>:gateway}:…`).
+    for (const pattern of [`${prefix}:*`, `{${prefix}[:}]*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+        if (keys.length > 0) await redis.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+    }
   } finally {
     redis.disconnect();
   }

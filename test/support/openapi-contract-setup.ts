@@ -13,7 +13,7 @@ import { contractFor } from './openapi-contract';
  * `OPENAPI_CONTRACT=off` checks nothing.
  */
 type Mode = 'strict' | 'report' | 'off';
-const CHECKED_PATH = /^\/(v1\/|health\/|\.well-known\/)/;
+const CHECKED_PATH = /^\/(v1\/|health\/|\.well-known\/|metrics$)/;
 /** Routes that exist only in tests (test/support/probe.module.ts) and describe nothing a client can call. */
 const TEST_ONLY_PATH = /^\/v1\/(providers\/)?probe\//;
 

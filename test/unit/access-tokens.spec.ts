@@ -31,7 +31,10 @@ function handMade(
     exp = Math.floor(IN_AN_HOUR.getTime() / 1000),
   }: { signer?: TestKey; kid?: string; issuer?: string; audience?: string; exp?: number | null } = {},
 ): Promise<string> {
-  let jwt = new SignJWT(claims).setProtectedHeader({ alg: 'ES256', ...(kid ? { kid } : {}) }).setIssuer(issuer).setAudience(audience);
+  let jwt = new SignJWT(claims)
+    .setProtectedHeader({ alg: 'ES256', ...(kid ? { kid } : {}) })
+    .setIssuer(issuer)
+    .setAudience(audience);
   if (exp !== null) jwt = jwt.setExpirationTime(exp);
   return jwt.sign(signer.privateKey);
 }

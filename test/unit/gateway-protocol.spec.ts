@@ -71,10 +71,13 @@ describe('per-connection frame budget', () => {
     expect(closes).toEqual([[4429, 'frame rate limit exceeded']]);
   });
 
-  it('forgets old sent message ids beyond its memory', () => {
+  it('shows a message id once (fast and durable copies), and forgets the oldest beyond its memory of 1,000', () => {
     const { conn } = connection();
-    for (let i = 0; i < 201; i++) conn.rememberSent(`msg_${i}`);
-    expect(conn.sentItself('msg_0')).toBe(false);
-    expect(conn.sentItself('msg_200')).toBe(true);
+    expect(conn.firstSight('msg_0')).toBe(true);
+    expect(conn.firstSight('msg_0')).toBe(false);
+    for (let i = 1; i <= 1_000; i++) expect(conn.firstSight(`msg_${i}`)).toBe(true);
+    expect(conn.firstSight('msg_1000')).toBe(false);
+    // msg_0 was pushed out by the thousand after it.
+    expect(conn.firstSight('msg_0')).toBe(true);
   });
 });

@@ -42,7 +42,11 @@ describe('idempotency keys', () => {
     ])('refuses %s with BAD_REQUEST', (_name, key) => {
       const error = refusal(key);
       expect(error).toBeInstanceOf(ApiError);
-      expect(error).toMatchObject({ code: 'BAD_REQUEST', status: 400, message: 'Idempotency-Key must be 1 to 255 visible ASCII characters' });
+      expect(error).toMatchObject({
+        code: 'BAD_REQUEST',
+        status: 400,
+        message: 'Idempotency-Key must be 1 to 255 visible ASCII characters',
+      });
     });
   });
 
@@ -61,7 +65,7 @@ describe('idempotency keys', () => {
     });
 
     it('escapes keys and strings as JSON does', () => {
-      expect(canonicalJson({ 'a"b': 'line\nbreak', 'é': '\u0000' })).toBe('{"a\\"b":"line\\nbreak","é":"\\u0000"}');
+      expect(canonicalJson({ 'a"b': 'line\nbreak', é: '\u0000' })).toBe('{"a\\"b":"line\\nbreak","é":"\\u0000"}');
     });
 
     it.each([

@@ -146,7 +146,9 @@ describe('platform access rules (token kind, delegation, scope narrowing)', () =
     });
 
     it('checks the token kind before the scope', () => {
-      expect(refusal(app({ scopes: [] }), ALL_APP_SCOPES, { principals: ['developer'], scope: 'packages:read' }).detail).toBe(NEEDS_CONSOLE);
+      expect(refusal(app({ scopes: [] }), ALL_APP_SCOPES, { principals: ['developer'], scope: 'packages:read' }).detail).toBe(
+        NEEDS_CONSOLE,
+      );
     });
   });
 

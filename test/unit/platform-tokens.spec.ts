@@ -47,7 +47,10 @@ function handMade(
     exp = NOW_S + 3600,
   }: { signer?: TestKey; kid?: string; issuer?: string; audience?: string | string[]; exp?: number | null } = {},
 ): Promise<string> {
-  let jwt = new SignJWT(claims).setProtectedHeader({ alg: 'ES256', ...(kid ? { kid } : {}) }).setIssuer(issuer).setAudience(audience);
+  let jwt = new SignJWT(claims)
+    .setProtectedHeader({ alg: 'ES256', ...(kid ? { kid } : {}) })
+    .setIssuer(issuer)
+    .setAudience(audience);
   if (exp !== null) jwt = jwt.setExpirationTime(exp);
   return jwt.sign(signer.privateKey);
 }
@@ -117,7 +120,9 @@ describe('provider platform tokens', () => {
     });
 
     it('verify to the app, its developer and scopes, with no delegation and no secret generation', async () => {
-      const claims = await tokens.verify(await tokens.forApp({ id: 'app_1', developerId: 'dev_1' }, ['packages:read', 'apps:read'], IN_AN_HOUR));
+      const claims = await tokens.verify(
+        await tokens.forApp({ id: 'app_1', developerId: 'dev_1' }, ['packages:read', 'apps:read'], IN_AN_HOUR),
+      );
       expect(claims).toStrictEqual({
         kind: 'app',
         appId: 'app_1',

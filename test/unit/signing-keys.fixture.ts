@@ -15,7 +15,11 @@ export interface TestKey {
 export async function testKey(): Promise<TestKey> {
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const jwk = await exportJWK(publicKey);
-  return { kid: await calculateJwkThumbprint(jwk), privateKey, publicKey: createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' }) };
+  return {
+    kid: await calculateJwkThumbprint(jwk),
+    privateKey,
+    publicKey: createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' }),
+  };
 }
 
 /**
@@ -37,6 +41,17 @@ export const tokenConfig = { publicBaseUrl: ISSUER, platformTokenTtlSeconds: 900
 export function fakeClock(now: number): void {
   jest.useFakeTimers({
     now,
-    doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'],
+    doNotFake: [
+      'hrtime',
+      'nextTick',
+      'performance',
+      'queueMicrotask',
+      'setImmediate',
+      'clearImmediate',
+      'setInterval',
+      'clearInterval',
+      'setTimeout',
+      'clearTimeout',
+    ],
   });
 }

@@ -20,6 +20,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 /** Tag descriptions: one line per area, shown in the reference and required by the lint. */
 const TAG_DESCRIPTIONS: Record<string, string> = {
   health: 'Liveness and readiness probes',
+  metrics: 'Prometheus metrics of the process and the event backbone (metrics or operator bearer token)',
   auth: 'User login with an identity provider token, logout, the user profile and the service token keys',
   soul: "The user's soul record (traits and values)",
   privacy: 'Soul deletion and personal data exports (GDPR Art. 15, 17, 20)',

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { REDIS } from '../../infra/redis/redis.module';
+import { hashTag, type RedisClient } from '../../infra/redis/redis-client';
 
 export type Tier = 'free' | 'pro' | 'enterprise';
 
@@ -51,7 +51,10 @@ function platformWindows(config: AppConfig): Window[] {
   ];
 }
 
-/** One fixed window of a rule, counted in Redis under `<keyPrefix>:<key>` (the key layout of rate-limiter-flexible). */
+/**
+ * One fixed window of a rule, counted in Redis under `<keyPrefix>:{<key>}`: the key hash-tagged, so the windows of
+ * one rule for one key share a Redis Cluster slot and one script counts them all (see `windowKey`).
+ */
 interface CountedWindow extends Window {
   name: string;
   keyPrefix: string;
@@ -81,7 +84,10 @@ for i, key in ipairs(KEYS) do
 end
 return out`;
 
-type WindowCounter = Redis & { countRateWindows(keyCount: number, ...keysThenDurations: Array<string | number>): Promise<number[]> };
+/** Redis key of one window's counter for one key (user, app, address). */
+const windowKey = (w: CountedWindow, key: string): string => `${w.keyPrefix}:${hashTag(key)}`;
+
+type WindowCounter = RedisClient & { countRateWindows(keyCount: number, ...keysThenDurations: Array<string | number>): Promise<number[]> };
 
 /**
  * Fixed-window counters in Redis, atomic across api instances; the windows of
@@ -99,7 +105,7 @@ export class RateLimits {
   private readonly make: (name: string, window: Window) => RateLimiterAbstract;
   private readonly custom = new Map<string, RateLimiterAbstract>();
 
-  constructor(@Inject(REDIS) redis: Redis, @Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(REDIS) redis: RedisClient, @Inject(APP_CONFIG) config: AppConfig) {
     if (!('countRateWindows' in redis)) {
       redis.defineCommand('countRateWindows', { lua: COUNT_WINDOWS_LUA });
     }
@@ -158,7 +164,7 @@ export class RateLimits {
     let consumed = 0;
     let msBeforeNext = w.duration * 1000;
     try {
-      const [[, count], [, ttl]] = (await this.redis.multi().get(`${w.keyPrefix}:${address}`).pttl(`${w.keyPrefix}:${address}`).exec()) as [
+      const [[, count], [, ttl]] = (await this.redis.multi().get(windowKey(w, address)).pttl(windowKey(w, address)).exec()) as [
         [unknown, string | null],
         [unknown, number],
       ];
@@ -209,7 +215,7 @@ export class RateLimits {
     try {
       reply = await this.redis.countRateWindows(
         windows.length,
-        ...windows.map((w) => `${w.keyPrefix}:${key}`),
+        ...windows.map((w) => windowKey(w, key)),
         ...windows.map((w) => w.duration),
       );
     } catch {

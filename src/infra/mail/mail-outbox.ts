@@ -3,7 +3,8 @@ import { InjectEntityManager } from '@nestjs/typeorm';
 import { EntityManager } from 'typeorm';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { newId } from '../../common/ids';
-import { DomainEvents } from '../../modules/events/domain-events';
+import { JobOutbox } from '../queue/job-outbox';
+import { QUEUES } from '../queue/queues';
 
 export interface OutgoingMail {
   to: string;
@@ -11,20 +12,21 @@ export interface OutgoingMail {
   text: string;
 }
 
-export const MAIL_QUEUED_EVENT = 'mail.queued';
+/** One `send` job per mail, job id = mail id; eight attempts over about eight minutes. */
+export const MAIL_JOB = { name: 'send', opts: { attempts: 8, backoff: { type: 'exponential', delay: 2000 } } } as const;
 
 /**
  * Mail is written to the outbox in the transaction of the change that causes
  * it (an account and its verification mail commit together or not at all).
  * The body is sealed because it may carry single-use links. The worker sends
- * it: the outbox event enqueues a `mail` job, whose processor delivers through
- * SMTP_URL or, without one, logs it.
+ * it: its `mail` job is recorded in the same transaction (job outbox), and the
+ * processor delivers through SMTP_URL or, without one, logs it.
  */
 @Injectable()
 export class MailOutbox {
   constructor(
     private readonly secretBox: SecretBox,
-    private readonly events: DomainEvents,
+    private readonly jobs: JobOutbox,
     @InjectEntityManager() private readonly manager: EntityManager,
   ) {}
 
@@ -36,7 +38,7 @@ export class MailOutbox {
       mail.subject,
       this.secretBox.seal(mail.text),
     ]);
-    await this.events.record(manager, { type: MAIL_QUEUED_EVENT, payload: { mail_id: id } });
+    await this.jobs.record(manager, { queue: QUEUES.mail, name: MAIL_JOB.name, data: { mailId: id }, id, opts: MAIL_JOB.opts });
     return id;
   }
 

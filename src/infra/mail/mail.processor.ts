@@ -1,30 +1,15 @@
-import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Job, Queue } from 'bullmq';
+import { Job } from 'bullmq';
 import { createTransport, Transporter } from 'nodemailer';
 import { DataSource } from 'typeorm';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
-import { DomainEvent } from '../../modules/events/domain-events';
-import { OnDomainEvent } from '../../modules/events/on-domain-event.decorator';
 import { QUEUES, STALLED_CHECK_MS } from '../queue/queues';
-import { MAIL_QUEUED_EVENT } from './mail-outbox';
 
 const FROM = 'Service <no-reply@service.invalid>';
-
-/** Hands each committed outbox mail to the `mail` queue (job id = mail id, so a repeat is harmless). */
-@Injectable()
-export class MailQueueFeeder {
-  constructor(@InjectQueue(QUEUES.mail) private readonly queue: Queue<{ mailId: string }>) {}
-
-  @OnDomainEvent(MAIL_QUEUED_EVENT)
-  async feed(event: DomainEvent): Promise<void> {
-    const mailId = String(event.payload.mail_id);
-    await this.queue.add('send', { mailId }, { jobId: mailId, attempts: 8, backoff: { type: 'exponential', delay: 2000 } });
-  }
-}
 
 /** Delivers outbox mail: SMTP when `SMTP_URL` is set, otherwise a log line (links redacted in production). */
 @Processor(QUEUES.mail, { stalledInterval: STALLED_CHECK_MS })

@@ -1,9 +1,34 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Global, Module } from '@nestjs/common';
+import type { RedisOptions } from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
+import { closeRedisClient, createRedisClient, hashTag, isClustered, RedisClient } from '../redis/redis-client';
 import { redisOptionsFromUrl } from '../redis/redis-options';
+import { JobOutbox } from './job-outbox';
 import { QUEUE_NAMES } from './queues';
+
+/**
+ * BullMQ's connection. On one Redis, options: every queue and worker opens its
+ * own connections from them, as BullMQ does by default. On a cluster, one
+ * `Cluster` client shared by the queues and workers of this process (BullMQ
+ * cannot build a cluster client from options; workers duplicate it for their
+ * blocking reads); CoreModule closes it after BullMQ has closed.
+ */
+export const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
+export type QueueConnection = RedisOptions | RedisClient;
+
+/**
+ * Prefix of every BullMQ key: `{<REDIS_PREFIX>}:bull:<queue>:…`. The hash tag
+ * puts all the queues in one cluster slot, as BullMQ requires for the keys of
+ * one queue (its scripts touch several) and for flows across queues.
+ */
+export const bullPrefix = (config: AppConfig): string => `${hashTag(config.redisPrefix)}:bull`;
+
+/** Closes BullMQ's shared cluster client, if any (the options of one Redis own no connection). */
+export async function closeQueueConnection(connection: QueueConnection): Promise<void> {
+  if (connection instanceof Object && 'isCluster' in connection) await closeRedisClient(connection);
+}
 
 /**
  * BullMQ with one shared connection config; every queue is registered here so
@@ -14,10 +39,10 @@ import { QUEUE_NAMES } from './queues';
 @Module({
   imports: [
     BullModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        connection: { ...redisOptionsFromUrl(config.redisUrl), maxRetriesPerRequest: null },
-        prefix: `${config.redisPrefix}:bull`,
+      inject: [APP_CONFIG, QUEUE_CONNECTION],
+      useFactory: (config: AppConfig, connection: QueueConnection) => ({
+        connection,
+        prefix: bullPrefix(config),
         defaultJobOptions: {
           attempts: 5,
           backoff: { type: 'exponential', delay: 1000 },
@@ -28,6 +53,17 @@ import { QUEUE_NAMES } from './queues';
     }),
     BullModule.registerQueue(...QUEUE_NAMES.map((name) => ({ name }))),
   ],
-  exports: [BullModule],
+  providers: [
+    JobOutbox,
+    {
+      provide: QUEUE_CONNECTION,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig): QueueConnection =>
+        isClustered(config)
+          ? createRedisClient(config, { maxRetriesPerRequest: null })
+          : { ...redisOptionsFromUrl(config.redisUrl), maxRetriesPerRequest: null },
+    },
+  ],
+  exports: [BullModule, QUEUE_CONNECTION, JobOutbox],
 })
 export class QueueModule {}

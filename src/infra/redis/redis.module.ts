@@ -1,10 +1,9 @@
 import { Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
-import { redisOptionsFromUrl } from './redis-options';
+import { closeRedisClient, createRedisClient, RedisClient } from './redis-client';
 
-/** Injection token of the shared ioredis client (commands only; no blocking calls, no subscriptions). */
+/** Injection token of the shared ioredis client, one server or a cluster (commands only; no blocking calls, no subscriptions). */
 export const REDIS = Symbol('REDIS');
 
 @Global()
@@ -13,10 +12,9 @@ export const REDIS = Symbol('REDIS');
     {
       provide: REDIS,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => {
+      useFactory: (config: AppConfig): RedisClient => {
         const logger = new Logger('Redis');
-        const client = new Redis({
-          ...redisOptionsFromUrl(config.redisUrl),
+        const client = createRedisClient(config, {
           // Fail fast instead of queueing commands while Redis is away: callers
           // (readiness, rate limits) must see the outage, not hang on it.
           enableOfflineQueue: false,
@@ -24,7 +22,7 @@ export const REDIS = Symbol('REDIS');
           retryStrategy: (times) => Math.min(times * 200, 2000),
         });
         let reported = false;
-        client.on('error', (error) => {
+        client.on('error', (error: Error) => {
           if (!reported) logger.warn(`Redis unavailable: ${error.message}`);
           reported = true;
         });
@@ -36,10 +34,9 @@ export const REDIS = Symbol('REDIS');
   exports: [REDIS],
 })
 export class RedisModule implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
-    else this.redis.disconnect();
+    await closeRedisClient(this.redis);
   }
 }

@@ -1,6 +1,6 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { Job, JobState, Queue, QueueEvents } from 'bullmq';
+import { Job, Queue, QueueEvents } from 'bullmq';
 import { QUEUES } from '../../infra/queue/queues';
 
 export const AGENT_JOBS = {
@@ -16,14 +16,10 @@ export interface RunAgentActionResult {
   outcome: 'completed' | 'failed' | 'skipped';
 }
 
-/** Job states in which a worker will still run the job. */
-const LIVE_STATES: ReadonlyArray<JobState | 'unknown'> = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'];
+/** One job per action, job id = action id, recorded in the job outbox with the action row. */
+export const AGENT_RUN_JOB = { queue: QUEUES.agents, name: AGENT_JOBS.run } as const;
 
-/**
- * Producer of the `agents` queue. One job per action, keyed by the action id,
- * so a duplicate enqueue (a replayed request, the stale-action sweep) never
- * runs an action twice.
- */
+/** Waits on the `agents` queue's jobs (they are recorded in the job outbox with their action). */
 @Injectable()
 export class AgentsQueue implements OnApplicationShutdown {
   private readonly logger = new Logger(AgentsQueue.name);
@@ -32,26 +28,6 @@ export class AgentsQueue implements OnApplicationShutdown {
   constructor(@InjectQueue(QUEUES.agents) private readonly queue: Queue<RunAgentActionJob, RunAgentActionResult>) {
     // Every request waiting for its job adds a 'closing' listener to the queue; many may wait at once.
     this.queue.setMaxListeners(0);
-  }
-
-  async enqueue(actionId: string): Promise<Job<RunAgentActionJob, RunAgentActionResult>> {
-    return this.queue.add(AGENT_JOBS.run, { actionId }, { jobId: actionId });
-  }
-
-  /** Whether a worker will still pick up (or is running) the job of this action. */
-  async hasLiveJob(actionId: string): Promise<boolean> {
-    return LIVE_STATES.includes(await this.queue.getJobState(actionId));
-  }
-
-  /**
-   * Enqueues the action again. A finished job under the same id (its row says
-   * otherwise, so the worker lost track) is removed first, since BullMQ ignores
-   * an add whose job id exists.
-   */
-  async replace(actionId: string): Promise<void> {
-    const state = await this.queue.getJobState(actionId);
-    if (state === 'completed' || state === 'failed') await this.queue.remove(actionId);
-    await this.enqueue(actionId);
   }
 
   /**

@@ -8,6 +8,8 @@ export const EVENTS_CHANNEL = 'domain_events';
 export interface DomainEventInput {
   type: string;
   payload: Record<string, unknown>;
+  /** Hold the event back from the subscribers this long after commit (a durable copy of work a fast path does first). */
+  delayMs?: number;
 }
 
 export interface DomainEvent extends DomainEventInput {
@@ -30,8 +32,9 @@ export class DomainEvents {
     }
     const id = newId('evt');
     const rows: Array<{ created_at: Date }> = await manager.query(
-      `INSERT INTO events (id, type, payload) VALUES ($1, $2, $3) RETURNING created_at`,
-      [id, event.type, JSON.stringify(event.payload)],
+      `INSERT INTO events (id, type, payload, available_at)
+       VALUES ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000)) RETURNING created_at`,
+      [id, event.type, JSON.stringify(event.payload), event.delayMs ?? 0],
     );
     await manager.query(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, id]);
     return { id, type: event.type, payload: event.payload, createdAt: rows[0].created_at };

@@ -1,50 +1,52 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Client } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
+import { PgListener } from '../../infra/database/pg-listener';
+import { BackboneMetrics } from '../../infra/metrics/backbone-metrics';
 import { DomainEvent, EVENTS_CHANNEL } from './domain-events';
 import { DOMAIN_EVENT_SUBSCRIBER } from './on-domain-event.decorator';
 
-/** What a subscriber may ask of the dispatch it runs in. */
-export interface DispatchContext {
-  /**
-   * Runs `task` once the dispatching transaction has committed, and only if
-   * this event's subscribers succeeded: for work that must see the rows a
-   * subscriber wrote (a queue job reading its delivery row). A crash between
-   * commit and task loses the task, so the work it starts needs its own
-   * sweep for rows left without it.
-   */
-  afterCommit(task: () => Promise<unknown>): void;
-}
-
 type Subscriber = {
   name: string;
-  handle: (event: DomainEvent, manager: EntityManager, context: DispatchContext) => Promise<void> | void;
+  type: string;
+  handle: (events: DomainEvent[], manager: EntityManager) => Promise<void> | void;
 };
 
-const BATCH_SIZE = 100;
+interface EventRow {
+  id: string;
+  type: string;
+  payload: Record<string, unknown>;
+  created_at: Date;
+  attempts: number;
+}
+
 const MAX_RETRY_DELAY_MS = 10 * 60_000;
 
 /**
- * Worker-role dispatcher of the transactional outbox. Rows are claimed with
- * `FOR UPDATE SKIP LOCKED` and marked dispatched in the same transaction that
- * runs the subscribers, so with any number of workers each committed event is
- * handed to its subscribers exactly once (a failing event is rolled back to a
- * savepoint and retried later with backoff; it never blocks the others).
+ * Worker-role dispatcher of the domain event outbox. Several drains per
+ * worker (`EVENT_DRAINS`), and any number of workers, claim disjoint batches
+ * with `FOR UPDATE SKIP LOCKED`; each batch is handed to every subscriber at
+ * once (set-based work) and marked dispatched in the same transaction, so each
+ * committed event reaches its subscribers exactly once. When a batch fails,
+ * its events are handed over one by one in the same transaction: the failing
+ * event is retried alone with backoff and never holds the others back.
+ *
+ * Ordering: none across events. Drains run concurrently, so two events may
+ * reach their subscribers in either order (as Stripe and Svix say of
+ * webhooks); a subscriber that needs order reads it from the payload.
  */
 @Injectable()
 export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(EventDispatcher.name);
-  private readonly subscribers = new Map<string, Subscriber[]>();
-  private listener: Client | null = null;
+  private readonly subscribers: Subscriber[] = [];
+  private readonly listener: PgListener;
+  private readonly running = new Set<Promise<void>>();
+  private wakeAgain = 0;
   private sweepTimer: NodeJS.Timeout | null = null;
-  private reconnectTimer: NodeJS.Timeout | null = null;
   private retryTimer: { at: number; timer: NodeJS.Timeout } | null = null;
-  private draining: Promise<void> | null = null;
-  private wakeAgain = false;
   private stopped = false;
 
   constructor(
@@ -53,47 +55,45 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
-  ) {}
+    private readonly metrics: BackboneMetrics,
+  ) {
+    this.listener = new PgListener(config.databaseUrl, EVENTS_CHANNEL, () => this.wake(), this.logger);
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     this.discoverSubscribers();
-    await this.listen();
+    await this.listener.start();
     // Safety net only: NOTIFY wakes the dispatcher on every commit, retry timers when a failed event is due.
     this.sweepTimer = setInterval(() => this.wake(), this.config.eventSweepIntervalMs);
     this.sweepTimer.unref();
-    this.wake();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer.timer);
-    await this.draining;
-    await this.listener?.end().catch(() => undefined);
+    await Promise.all([...this.running]);
+    await this.listener.stop();
   }
 
-  /** Subscribers for an event type, specific ones first. */
-  subscribersOf(type: string): Subscriber[] {
-    return [...(this.subscribers.get(type) ?? []), ...(this.subscribers.get('*') ?? [])];
-  }
-
-  /** Starts a drain now, or right after the one in progress. */
+  /** Starts drains up to `EVENT_DRAINS`; a wake while all run makes them go round again. */
   wake(): void {
     if (this.stopped) return;
-    if (this.draining) {
-      this.wakeAgain = true;
+    const drains = this.config.backbone.eventDrains;
+    if (this.running.size >= drains) {
+      this.wakeAgain = drains;
       return;
     }
-    this.draining = this.drain()
+    const run: Promise<void> = this.drain()
       .catch((error: unknown) => this.logger.error({ err: error }, 'event dispatch failed'))
       .finally(() => {
-        this.draining = null;
-        if (this.wakeAgain) {
-          this.wakeAgain = false;
+        this.running.delete(run);
+        if (this.wakeAgain > 0) {
+          this.wakeAgain -= 1;
           this.wake();
         }
       });
+    this.running.add(run);
   }
 
   /** Wakes when a failed event becomes due again (the earliest one wins). */
@@ -111,91 +111,94 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     this.retryTimer = { at, timer };
   }
 
+  /** Claims batches while full ones come back; a full batch starts another drain beside this one. */
   private async drain(): Promise<void> {
-    while (!this.stopped && (await this.dispatchBatch()) === BATCH_SIZE) {
-      /* keep going while full batches come back */
+    const size = this.config.backbone.eventBatchSize;
+    for (;;) {
+      if (this.stopped) return;
+      const claimed = await this.dispatchBatch(size);
+      if (claimed < size) return;
+      if (this.running.size < this.config.backbone.eventDrains) this.wake();
     }
   }
 
-  private async dispatchBatch(): Promise<number> {
-    const afterCommit: Array<() => Promise<unknown>> = [];
+  /**
+   * One batch in one transaction. The happy path takes one savepoint for the
+   * whole batch; only when a subscriber throws is the batch rolled back to it
+   * and its events handed over one by one (a savepoint each), so the failing
+   * ones are found and put off with backoff while the others are dispatched.
+   * The rows stay locked throughout: no other drain sees them meanwhile.
+   */
+  private async dispatchBatch(size: number): Promise<number> {
+    const failed: Array<{ id: string; type: string; attempts: number; message: string }> = [];
     const claimed = await this.dataSource.transaction(async (manager) => {
-      const rows: Array<{ id: string; type: string; payload: Record<string, unknown>; created_at: Date; attempts: number }> =
-        await manager.query(
-          `SELECT id, type, payload, created_at, attempts FROM events
-            WHERE dispatched_at IS NULL AND available_at <= now()
-            ORDER BY created_at, id
-            LIMIT $1
-            FOR UPDATE SKIP LOCKED`,
-          [BATCH_SIZE],
-        );
-      const dispatched: string[] = [];
-      for (const row of rows) {
-        const event: DomainEvent = { id: row.id, type: row.type, payload: row.payload, createdAt: row.created_at };
-        const tasks: Array<() => Promise<unknown>> = [];
-        const context: DispatchContext = { afterCommit: (task) => tasks.push(task) };
-        await manager.query('SAVEPOINT dispatch_event');
-        try {
-          for (const subscriber of this.subscribersOf(row.type)) await subscriber.handle(event, manager, context);
-          await manager.query('RELEASE SAVEPOINT dispatch_event');
-          dispatched.push(row.id);
-          afterCommit.push(...tasks);
-        } catch (error) {
-          await manager.query('ROLLBACK TO SAVEPOINT dispatch_event');
-          const delay = Math.min(1000 * 2 ** row.attempts, MAX_RETRY_DELAY_MS);
-          const message = error instanceof Error ? error.message : String(error);
-          this.logger.warn({ eventId: row.id, type: row.type, attempt: row.attempts + 1, delayMs: delay }, `subscriber failed: ${message}`);
-          await manager.query(
-            `UPDATE events SET attempts = attempts + 1, last_error = $2, available_at = now() + make_interval(secs => $3::double precision / 1000) WHERE id = $1`,
-            [row.id, message.slice(0, 2000), delay],
-          );
-          this.wakeAt(Date.now() + delay);
+      const rows = await this.claim(manager, size);
+      if (rows.length === 0) return 0;
+      let dispatched = rows;
+      await manager.query('SAVEPOINT dispatch_batch');
+      try {
+        await this.handOver(rows, manager);
+        await manager.query('RELEASE SAVEPOINT dispatch_batch');
+      } catch (error) {
+        await manager.query('ROLLBACK TO SAVEPOINT dispatch_batch');
+        this.logger.warn({ err: error, events: rows.length }, 'event batch failed; handing its events over one by one');
+        dispatched = [];
+        for (const row of rows) {
+          await manager.query('SAVEPOINT dispatch_event');
+          try {
+            await this.handOver([row], manager);
+            await manager.query('RELEASE SAVEPOINT dispatch_event');
+            dispatched.push(row);
+          } catch (eventError) {
+            await manager.query('ROLLBACK TO SAVEPOINT dispatch_event');
+            failed.push({ id: row.id, type: row.type, attempts: row.attempts, message: errorMessage(eventError) });
+          }
         }
       }
-      // One statement for the whole batch rather than one per event.
       if (dispatched.length > 0) {
         await manager.query(`UPDATE events SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1)`, [
-          dispatched,
+          dispatched.map((row) => row.id),
         ]);
       }
+      for (const failure of failed) {
+        await manager.query(
+          `UPDATE events SET attempts = attempts + 1, last_error = $2, available_at = now() + make_interval(secs => $3::double precision / 1000)
+            WHERE id = $1`,
+          [failure.id, failure.message.slice(0, 2000), retryDelay(failure.attempts)],
+        );
+      }
+      this.metrics.eventsDispatched(dispatched.length);
       return rows.length;
     });
-    await Promise.all(
-      afterCommit.map((task) =>
-        task().catch((error: unknown) => this.logger.warn({ err: error }, 'after-commit task of a dispatched event failed')),
-      ),
-    );
+    for (const failure of failed) {
+      const delay = retryDelay(failure.attempts);
+      this.metrics.eventDispatchFailures(1);
+      this.logger.warn(
+        { eventId: failure.id, type: failure.type, attempt: failure.attempts + 1, delayMs: delay },
+        `subscriber failed: ${failure.message}`,
+      );
+      this.wakeAt(Date.now() + delay);
+    }
     return claimed;
   }
 
-  private async listen(): Promise<void> {
-    if (this.stopped) return;
-    const client = new Client({ connectionString: this.config.databaseUrl });
-    const retry = () => {
-      if (this.stopped || this.reconnectTimer) return;
-      this.listener = null;
-      this.reconnectTimer = setTimeout(() => {
-        this.reconnectTimer = null;
-        void this.listen();
-      }, 1000);
-      this.reconnectTimer.unref();
-    };
-    client.on('notification', () => this.wake());
-    client.on('error', (error) => {
-      this.logger.warn(`event listener connection lost: ${error.message}`);
-      void client.end().catch(() => undefined);
-      retry();
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-      this.listener = client;
-      // Anything committed while we were not listening is picked up now.
-      this.wake();
-    } catch (error) {
-      this.logger.warn(`event listener could not connect: ${(error as Error).message}`);
-      await client.end().catch(() => undefined);
-      retry();
+  private claim(manager: EntityManager, size: number): Promise<EventRow[]> {
+    return manager.query(
+      `SELECT id, type, payload, created_at, attempts FROM events
+        WHERE dispatched_at IS NULL AND available_at <= now()
+        ORDER BY created_at, id
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED`,
+      [size],
+    );
+  }
+
+  /** Every subscriber gets the batch's events of its type, in claim order, in this transaction. */
+  private async handOver(rows: EventRow[], manager: EntityManager): Promise<void> {
+    const events: DomainEvent[] = rows.map((row) => ({ id: row.id, type: row.type, payload: row.payload, createdAt: row.created_at }));
+    for (const subscriber of this.subscribers) {
+      const mine = subscriber.type === '*' ? events : events.filter((event) => event.type === subscriber.type);
+      if (mine.length > 0) await subscriber.handle(mine, manager);
     }
   }
 
@@ -209,12 +212,21 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
         if (typeof handler !== 'function') continue;
         const type = this.reflector.get<string | undefined>(DOMAIN_EVENT_SUBSCRIBER, handler as () => void);
         if (!type) continue;
-        const list = this.subscribers.get(type) ?? [];
-        list.push({ name: `${wrapper.name as string}.${method}`, handle: (handler as Subscriber['handle']).bind(instance) });
-        this.subscribers.set(type, list);
+        this.subscribers.push({ name: `${wrapper.name as string}.${method}`, type, handle: (handler as Subscriber['handle']).bind(instance) });
       }
     }
-    const names = [...this.subscribers.entries()].map(([type, list]) => `${type} → ${list.map((s) => s.name).join(', ')}`);
+    // Specific subscribers first, then those of every type.
+    this.subscribers.sort((a, b) => Number(a.type === '*') - Number(b.type === '*'));
+    const names = this.subscribers.map((s) => `${s.type} → ${s.name}`);
     this.logger.log(`domain event subscribers: ${names.length ? names.join('; ') : 'none'}`);
   }
+}
+
+/** Backoff of a failing event: 1 s, doubling per attempt, at most ten minutes. */
+function retryDelay(attemptsBefore: number): number {
+  return Math.min(1000 * 2 ** attemptsBefore, MAX_RETRY_DELAY_MS);
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -4,8 +4,12 @@ import { ApiError, ApiErrorCode, API_ERROR_STATUS } from '../../common/errors/ap
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { CLOSE, ServerFrame } from './gateway-protocol';
 
-/** Message ids a connection sent itself, remembered so it is not echoed its own `message.created`. */
-const REMEMBERED_SENDS = 200;
+/**
+ * Message ids a connection has met (sent itself or was shown), remembered so
+ * it is never shown one twice: about the last minute of a busy conversation,
+ * well beyond the durable copy's delay.
+ */
+const REMEMBERED_MESSAGES = 1_000;
 /** Bus messages held during a session re-check (one database lookup); past this the socket is closed (1011) rather than held without bound. */
 const MAX_HELD_MESSAGES = 1000;
 
@@ -23,7 +27,7 @@ export class GatewayConnection {
   /** Work to stop when a channel is no longer listened to (lease renewal timers). */
   readonly stoppers = new Map<string, () => void>();
   readonly timers: NodeJS.Timeout[] = [];
-  private readonly sent = new Set<string>();
+  private readonly seen = new Set<string>();
   /** Re-checks of the session under way; while any runs, bus messages wait in `held` and frames wait in `settled`. */
   private checks = 0;
   private held: string[] = [];
@@ -111,12 +115,15 @@ export class GatewayConnection {
     return new Promise((resolve) => this.settledWaiters.push(resolve));
   }
 
-  rememberSent(messageId: string): void {
-    this.sent.add(messageId);
-    if (this.sent.size > REMEMBERED_SENDS) this.sent.delete(this.sent.values().next().value as string);
-  }
-
-  sentItself(messageId: string): boolean {
-    return this.sent.has(messageId);
+  /**
+   * True the first time this socket meets a message id (its own send, or a
+   * `message.created` delivered to it), false after: the fast path and the
+   * durable path both publish every message, and the socket shows it once.
+   */
+  firstSight(messageId: string): boolean {
+    if (this.seen.has(messageId)) return false;
+    this.seen.add(messageId);
+    if (this.seen.size > REMEMBERED_MESSAGES) this.seen.delete(this.seen.values().next().value as string);
+    return true;
   }
 }

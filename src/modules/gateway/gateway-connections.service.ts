@@ -229,7 +229,7 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
     const event = JSON.parse(message) as BusEvent;
     if (event.type === 'message.created') {
       const messageId = String(event.data.id);
-      if (connection.sentItself(messageId)) return;
+      if (!connection.firstSight(messageId)) return;
       connection.send(event);
       if (event.data.direction === 'inbound' && connection.open) void this.acknowledgeDelivery(connection.user.id, messageId);
       return;

@@ -109,8 +109,8 @@ export class GatewayFrames {
     const decision = await this.limits.consumeForUser(connection.user.id, connection.user.tier);
     if (!decision.allowed)
       throw new ApiError('RATE_LIMITED', `Rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`);
-    const outcome = await this.messages.send(connection.user.id, dto, key);
-    connection.rememberSent(outcome.body.id);
+    // This socket gets the ack, not the fast path's copy of its own message.
+    const outcome = await this.messages.send(connection.user.id, dto, key, { beforePublish: (id) => connection.firstSight(id) });
     if (frame.id !== undefined)
       connection.send({ type: 'ack', id: frame.id, data: { ...outcome.body }, ...(outcome.replayed ? { replayed: true } : {}) });
   }

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { REDIS } from '../../infra/redis/redis.module';
+import type { RedisClient } from '../../infra/redis/redis-client';
 import {
   instanceAliveKey,
   instanceReapKey,
@@ -29,7 +29,7 @@ export class Presence {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
   ) {}
 
   get ttlMs(): number {
@@ -80,17 +80,20 @@ export class Presence {
   async stateOf(userIds: string[]): Promise<PresenceState[]> {
     if (userIds.length === 0) return [];
     const now = Date.now();
-    const pipeline = this.redis.pipeline();
-    for (const id of userIds) {
-      pipeline.zcount(presenceConnectionsKey(this.config.redisPrefix, id), now, '+inf');
-      pipeline.get(presenceStatusKey(this.config.redisPrefix, id));
-    }
-    const results = (await pipeline.exec()) ?? [];
-    return userIds.map((_, i) => {
-      const count = results[i * 2]?.[1] as number;
-      const status = results[i * 2 + 1]?.[1] as PresenceStatus | null;
-      return count > 0 ? (status ?? 'online') : 'offline';
-    });
+    // One pipeline per user: on a cluster a pipeline may only touch one slot, and a user's keys share theirs.
+    return Promise.all(
+      userIds.map(async (id) => {
+        const results =
+          (await this.redis
+            .pipeline()
+            .zcount(presenceConnectionsKey(this.config.redisPrefix, id), now, '+inf')
+            .get(presenceStatusKey(this.config.redisPrefix, id))
+            .exec()) ?? [];
+        const count = results[0]?.[1] as number;
+        const status = results[1]?.[1] as PresenceStatus | null;
+        return count > 0 ? (status ?? 'online') : 'offline';
+      }),
+    );
   }
 
   /** Marks this instance alive (outliving its connections' entries by one heartbeat) and records a user it holds. */

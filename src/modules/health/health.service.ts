@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { REDIS } from '../../infra/redis/redis.module';
+import type { RedisClient } from '../../infra/redis/redis-client';
 
 export type CheckState = 'up' | 'down';
 export interface Readiness {
@@ -23,7 +23,7 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 export class HealthService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
   ) {}
 
   async readiness(): Promise<Readiness> {

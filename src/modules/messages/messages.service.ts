@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
@@ -7,7 +7,11 @@ import { isId, newId } from '../../common/ids';
 import { contactForUserSql } from '../contacts/contact-links';
 import { ContactsService, Recipient } from '../contacts/contacts.service';
 import { GroupsService } from '../contacts/groups.service';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { GatewayBus } from '../../infra/realtime/gateway-bus';
 import { DomainEvents } from '../events/domain-events';
+import { DURABLE_COPY_DELAY_MS, MESSAGE_CREATED, MessageCreatedPayload, messageCreatedPublications } from './message-created';
 import {
   DEFAULT_HISTORY_LIMIT,
   MessageDirection,
@@ -24,28 +28,16 @@ import { decodeCursor, encodeCursor, MessagePosition, positionAtSql } from './me
 /** Scope of `Idempotency-Key` records of `POST /v1/messages`. */
 export const SEND_SCOPE = 'messages.send';
 /** Outbox event of every sent message; the real-time gateway subscribes to it. */
-export const MESSAGE_CREATED = 'message.created';
 /** Most messages `conversation()` returns (agents read up to 200). */
 export const MAX_CONVERSATION_LIMIT = 500;
 
-/** Payload of `message.created` (a type alias, so it is a plain JSON record). */
-export type MessageCreatedPayload = {
-  message_id: string;
-  sender_id: string;
-  recipient_id: string;
-  recipient_kind: RecipientKind;
-  /** Service users the message reaches (linked contacts), without repeats. */
-  recipient_user_ids: string[];
-  /**
-   * By recipient user: their contact for the sender, how their frame names the
-   * sender. A recipient who has not added the sender is absent (`sender_contact_id: null`).
-   */
-  sender_contact_ids?: Record<string, string>;
-  contact_ids: string[];
-  type: MessageType;
-  content: string;
-  created_at: string;
-};
+export { MESSAGE_CREATED } from './message-created';
+export type { MessageCreatedPayload } from './message-created';
+
+export interface SendOptions {
+  /** Called once the message has committed, just before it is published: the sending socket marks it as its own. */
+  beforePublish?: (messageId: string) => void;
+}
 
 export interface SendOutcome {
   status: number;
@@ -90,12 +82,16 @@ const unknownRecipient = (id: string) => new ApiError('NOT_FOUND', `No contact o
 /** Sending messages to contacts and groups, and reading a thread with one of them. */
 @Injectable()
 export class MessagesService {
+  private readonly logger = new Logger(MessagesService.name);
+
   constructor(
     @InjectRepository(MessageEntity) private readonly messages: Repository<MessageEntity>,
     private readonly contacts: ContactsService,
     private readonly groups: GroupsService,
     private readonly idempotency: Idempotency,
     private readonly events: DomainEvents,
+    private readonly bus: GatewayBus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -103,14 +99,33 @@ export class MessagesService {
    * contacts' interaction weights and the `message.created` event. With an
    * Idempotency-Key, a repeat of the same request answers the first response.
    */
-  async send(userId: string, input: SendMessageDto, idempotencyKey?: string): Promise<SendOutcome> {
+  async send(userId: string, input: SendMessageDto, idempotencyKey?: string, options: SendOptions = {}): Promise<SendOutcome> {
     // The default is applied before hashing, so omitting `type` and sending `text` are the same request.
     const request: SendRequest = { recipient_id: input.recipient_id, content: input.content, type: input.type ?? 'text' };
-    const outcome = await this.idempotency.run(userId, SEND_SCOPE, idempotencyKey, request, async (manager) => ({
-      status: 201,
-      body: await this.sendWithin(manager, userId, request),
-    }));
+    let created: MessageCreatedPayload | undefined;
+    const outcome = await this.idempotency.run(userId, SEND_SCOPE, idempotencyKey, request, async (manager) => {
+      created = await this.sendWithin(manager, userId, request);
+      return { status: 201, body: { id: created.message_id, status: 'sent', created_at: created.created_at } satisfies MessageSentDto };
+    });
+    if (created && !outcome.replayed) this.publishNow(created, options);
     return { status: outcome.status, body: outcome.body as MessageSentDto, replayed: outcome.replayed };
+  }
+
+  /**
+   * The real-time fast path: once the message has committed, this instance
+   * publishes it to the sender's and recipients' channels, handing it to its
+   * own sockets without a Redis round trip. Not awaited by the request, but
+   * issued before it answers, so a client that sends one message after the
+   * other sees them arrive in that order. A failure is only logged: the
+   * durable copy from the outbox follows (DURABLE_COPY_DELAY_MS).
+   */
+  private publishNow(payload: MessageCreatedPayload, options: SendOptions): void {
+    options.beforePublish?.(payload.message_id);
+    for (const { channel, event } of messageCreatedPublications(this.config.redisPrefix, payload)) {
+      this.bus.publishLocalFirst(channel, event).catch((error: unknown) => {
+        this.logger.warn({ err: error, messageId: payload.message_id }, 'fast-path publish failed; the durable copy follows');
+      });
+    }
   }
 
   /** `GET /v1/messages?with=…`: newest first, keyset-paginated. */
@@ -180,7 +195,7 @@ export class MessagesService {
     };
   }
 
-  private async sendWithin(manager: EntityManager, userId: string, request: SendRequest): Promise<MessageSentDto> {
+  private async sendWithin(manager: EntityManager, userId: string, request: SendRequest): Promise<MessageCreatedPayload> {
     const { kind, recipients } = await this.resolveRecipient(manager, userId, request.recipient_id);
     const id = newId('msg');
     const inserted = await manager.insert(MessageEntity, {
@@ -213,8 +228,8 @@ export class MessagesService {
       content: request.content,
       created_at: createdAt.toISOString(),
     };
-    await this.events.record(manager, { type: MESSAGE_CREATED, payload });
-    return { id, status: 'sent', created_at: payload.created_at };
+    await this.events.record(manager, { type: MESSAGE_CREATED, payload, delayMs: DURABLE_COPY_DELAY_MS });
+    return payload;
   }
 
   private async resolveRecipient(

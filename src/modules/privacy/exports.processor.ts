@@ -1,4 +1,4 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { Job, UnrecoverableError } from 'bullmq';
 import { QUEUES, STALLED_CHECK_MS } from '../../infra/queue/queues';
@@ -31,5 +31,17 @@ export class ExportsProcessor extends WorkerHost {
       if (last) await this.exports.markFailed(job.data.exportId, message);
       throw error;
     }
+  }
+
+  /**
+   * A job that failed for good without running its last attempt's handler
+   * (stalled too often: its worker kept dying) still settles its export.
+   */
+  @OnWorkerEvent('failed')
+  async onFailed(job: Job<BuildExportJob> | undefined, error: Error): Promise<void> {
+    if (!job?.finishedOn || job.name !== EXPORT_JOBS.build) return;
+    await this.exports.markFailed(job.data.exportId, error.message).catch((markError: unknown) => {
+      this.logger.warn({ err: markError, exportId: job.data.exportId }, 'could not mark the export failed');
+    });
   }
 }

@@ -10,13 +10,11 @@ import type { AppConfig } from '../../config/app-config';
 import { ExportPendingDto, ExportResultDto } from './dto/privacy.dto';
 import { ExportEntity } from './entities/export.entity';
 import { EXPORT_LIFETIME_MS, EXPORT_MEDIA, ExportFormat, isExportFormat } from './export-formats';
-import { ExportsQueue } from './exports.queue';
+import { JobOutbox } from '../../infra/queue/job-outbox';
+import { EXPORT_BUILD_JOB } from './exports.queue';
 
 /** Expired exports answer 410 for this long (content already dropped), then the row goes and the id answers 404. */
 export const EXPIRED_EXPORT_RETENTION_DAYS = 7;
-/** A pending export older than this whose job is gone was lost between commit and enqueue. */
-const PENDING_GRACE_SECONDS = 60;
-const SWEEP_BATCH = 1_000;
 
 export type ExportDownload =
   { status: 'ready'; content: string; contentType: string; filename: string } | { status: 'pending'; body: ExportPendingDto };
@@ -29,18 +27,18 @@ export class ExportsService {
   constructor(
     @InjectRepository(ExportEntity) private readonly exports: Repository<ExportEntity>,
     private readonly idempotency: Idempotency,
-    private readonly queue: ExportsQueue,
+    private readonly jobs: JobOutbox,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
-   * Records the request, then enqueues the build after the commit: the worker
-   * never sees a job for a row that is not there yet. If Redis refuses the job
-   * the row stays `pending` and `requeuePending` enqueues it later, so the
-   * caller still gets its 202.
+   * Records the request and its build job (job outbox) in one transaction,
+   * then relays the job at once so the build starts without waiting for the
+   * relay to wake. If Redis is away the caller still gets its 202; the relay
+   * moves the job when Redis is back.
    */
   async request(userId: string, format: ExportFormat, idempotencyKey?: string): Promise<ExportResultDto> {
-    const { body } = await this.idempotency.run(userId, 'soul.export', idempotencyKey, { format }, async (manager) => {
+    const { body, replayed } = await this.idempotency.run(userId, 'soul.export', idempotencyKey, { format }, async (manager) => {
       const entity = manager.create(ExportEntity, {
         id: newId('exp'),
         userId,
@@ -49,14 +47,11 @@ export class ExportsService {
         expiresAt: new Date(Date.now() + EXPORT_LIFETIME_MS),
       });
       await manager.insert(ExportEntity, entity);
+      await this.jobs.record(manager, { ...EXPORT_BUILD_JOB, id: entity.id, data: { exportId: entity.id } });
       return { status: 202, body: this.toResult(entity) };
     });
     const result = body as ExportResultDto;
-    try {
-      await this.queue.enqueueBuild(result.id);
-    } catch (error) {
-      this.logger.warn({ exportId: result.id, err: error }, 'export job not enqueued; the pending sweep will enqueue it');
-    }
+    if (!replayed) await this.jobs.relayNow([result.id]);
     return result;
   }
 
@@ -112,40 +107,6 @@ export class ExportsService {
     );
     if (exportContentsDropped || exportsPurged) this.logger.log({ exportContentsDropped, exportsPurged }, 'purged expired exports');
     return { exportContentsDropped, exportsPurged };
-  }
-
-  /**
-   * Sweep for exports whose job never reached Redis (enqueue failed after the
-   * commit) or whose job ended without the row saying so (a worker died and
-   * the job failed as stalled). Safe to run anywhere, any number of times.
-   */
-  async requeuePending(): Promise<{ requeued: number; failed: number }> {
-    const rows = await this.exports
-      .createQueryBuilder('e')
-      .select(['e.id'])
-      .where(`e.status = 'pending'`)
-      .andWhere(`e.created_at < now() - make_interval(secs => :grace)`, { grace: PENDING_GRACE_SECONDS })
-      .andWhere('e.expires_at > now()')
-      .orderBy('e.created_at')
-      .limit(SWEEP_BATCH)
-      .getMany();
-    let requeued = 0;
-    let failed = 0;
-    for (const { id } of rows) {
-      const state = await this.queue.stateOf(id);
-      if (state === 'unknown') {
-        await this.queue.enqueueBuild(id);
-        requeued += 1;
-      } else if (state === 'completed') {
-        await this.queue.replace(id);
-        requeued += 1;
-      } else if (state === 'failed') {
-        await this.markFailed(id, (await this.queue.failedReasonOf(id)) ?? 'the export job failed');
-        failed += 1;
-      }
-    }
-    if (requeued || failed) this.logger.log({ requeued, failed }, 'swept pending exports');
-    return { requeued, failed };
   }
 
   private toResult(entity: ExportEntity): ExportResultDto {

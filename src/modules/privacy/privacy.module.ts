@@ -4,7 +4,6 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { SoulModule } from '../soul/soul.module';
 import { ExportEntity } from './entities/export.entity';
-import { ExportsQueue } from './exports.queue';
 import { ExportsService } from './exports.service';
 import { PersonalDataSections } from './personal-data-sections';
 import { PrivacyController } from './privacy.controller';
@@ -20,7 +19,7 @@ import { SoulExportBuilder } from './soul-export.builder';
 @Module({
   imports: [DiscoveryModule, TypeOrmModule.forFeature([ExportEntity]), AuthModule, SoulModule],
   controllers: [PrivacyController],
-  providers: [PersonalDataSections, ExportsQueue, ExportsService, SoulExportBuilder, SoulEraser],
+  providers: [PersonalDataSections, ExportsService, SoulExportBuilder, SoulEraser],
   exports: [ExportsService, SoulExportBuilder, PersonalDataSections],
 })
 export class PrivacyModule {}

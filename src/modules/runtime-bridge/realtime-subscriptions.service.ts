@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { REDIS } from '../../infra/redis/redis.module';
+import { hashTag, type RedisClient } from '../../infra/redis/redis-client';
 import type { ExecutionTarget } from '../marketplace/installs.service';
 import { CapabilityDescriptor } from '../packages/capability-descriptor';
 import { APP_TIER, limitExceeded, TIER_LIMITS } from './bridge-limits';
@@ -23,7 +23,7 @@ export interface Subscription {
 @Injectable()
 export class RealtimeSubscriptions {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -31,16 +31,24 @@ export class RealtimeSubscriptions {
     return `${this.config.redisPrefix}:capability:${installId}:${capability}`;
   }
 
+  /**
+   * The registry's keys share one Redis Cluster hash tag: a subscription writes
+   * its lease and both sets in one MULTI, and leases are read with MGET.
+   */
+  private get registry(): string {
+    return hashTag(`${this.config.redisPrefix}:realtime`);
+  }
+
   private get setKey(): string {
-    return `${this.config.redisPrefix}:realtime:subs`;
+    return `${this.registry}:subs`;
   }
 
   private leaseKey(s: Subscription): string {
-    return `${this.config.redisPrefix}:realtime:lease:${s.installId}:${s.capability}`;
+    return `${this.registry}:lease:${s.installId}:${s.capability}`;
   }
 
   private userKey(userId: string, appId: string): string {
-    return `${this.config.redisPrefix}:realtime:user:${userId}:${appId}`;
+    return `${this.registry}:user:${userId}:${appId}`;
   }
 
   /** Subscribes (or renews); refuses a new stream beyond the tier's concurrent connections per user and app. */

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { createParser, EventSourceMessage } from 'eventsource-parser';
-import Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { newId } from '../../common/ids';
 import { OutboundHttp } from '../../common/http/outbound-http';
 import { REDIS } from '../../infra/redis/redis.module';
+import type { RedisClient } from '../../infra/redis/redis-client';
+import { GatewayBus } from '../../infra/realtime/gateway-bus';
 import { ExecutionTarget, InstallsService } from '../marketplace/installs.service';
 import { CapabilityDescriptor } from '../packages/capability-descriptor';
 import { RealtimeSubscriptions, Subscription } from './realtime-subscriptions.service';
@@ -55,12 +56,13 @@ export class RealtimeSupervisor implements OnApplicationBootstrap, OnApplication
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly subscriptions: RealtimeSubscriptions,
     private readonly installs: InstallsService,
     private readonly invoker: RuntimeInvoker,
     private readonly cache: StateCache,
     private readonly http: OutboundHttp,
+    private readonly bus: GatewayBus,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -184,16 +186,13 @@ export class RealtimeSupervisor implements OnApplicationBootstrap, OnApplication
     if (stale) {
       stream.status = { ...stream.status, state: 'stale', staleCount: stream.status.staleCount + 1 };
       await this.cache.markStale(stream.sub.installId, stream.sub.capability).catch(() => undefined);
-      await this.redis
-        .publish(
-          this.subscriptions.channel(stream.sub.installId, stream.sub.capability),
-          JSON.stringify({
-            type: 'stale',
-            installId: stream.sub.installId,
-            capability: stream.sub.capability,
-            at: new Date().toISOString(),
-          }),
-        )
+      await this.bus
+        .publish(this.subscriptions.channel(stream.sub.installId, stream.sub.capability), {
+          type: 'stale',
+          installId: stream.sub.installId,
+          capability: stream.sub.capability,
+          at: new Date().toISOString(),
+        })
         .catch(() => undefined);
     } else {
       stream.status.state = 'reconnecting';
@@ -214,18 +213,15 @@ export class RealtimeSupervisor implements OnApplicationBootstrap, OnApplication
     }
     if (typeof data !== 'object' || data === null || Array.isArray(data)) return;
     const receivedAt = new Date().toISOString();
-    await this.redis
-      .publish(
-        this.subscriptions.channel(target.install_id, capability.name),
-        JSON.stringify({
-          type: 'data',
-          installId: target.install_id,
-          userId: target.user_id,
-          capability: capability.name,
-          data,
-          receivedAt,
-        }),
-      )
+    await this.bus
+      .publish(this.subscriptions.channel(target.install_id, capability.name), {
+        type: 'data',
+        installId: target.install_id,
+        userId: target.user_id,
+        capability: capability.name,
+        data,
+        receivedAt,
+      })
       .catch(() => undefined);
     await this.cache
       .store(target.install_id, capability.name, {

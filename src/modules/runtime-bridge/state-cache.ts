@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { REDIS } from '../../infra/redis/redis.module';
+import { getMany, type RedisClient } from '../../infra/redis/redis-client';
 
 /** The latest data of one capability of one install, as surfaces read it. */
 export interface CachedState {
@@ -35,7 +35,7 @@ export const STALE_AFTER_FAILURES = 3;
 @Injectable()
 export class StateCache {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -49,8 +49,10 @@ export class StateCache {
   }
 
   async getMany(keys: Array<{ installId: string; capability: string }>): Promise<Array<CachedState | undefined>> {
-    if (keys.length === 0) return [];
-    const raws = await this.redis.mget(...keys.map((k) => this.key(k.installId, k.capability)));
+    const raws = await getMany(
+      this.redis,
+      keys.map((k) => this.key(k.installId, k.capability)),
+    );
     return raws.map((raw) => (raw ? (JSON.parse(raw) as CachedState) : undefined));
   }
 

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ProblemError } from '../../common/errors/problem-error';
 import { VersionLifecycle } from '../packages/version-lifecycle.service';
-import Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { newId } from '../../common/ids';
 import { REDIS } from '../../infra/redis/redis.module';
+import type { RedisClient } from '../../infra/redis/redis-client';
 import { InstallsService } from '../marketplace/installs.service';
 import { CapabilityExecutor } from './capability-executor.service';
 import { PhaseClock } from './execution-traces.service';
@@ -27,7 +27,7 @@ export class StatePoller {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly installs: InstallsService,
     private readonly executor: CapabilityExecutor,
     private readonly cache: StateCache,

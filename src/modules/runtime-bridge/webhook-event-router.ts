@@ -1,8 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
-import { REDIS } from '../../infra/redis/redis.module';
+import { Injectable } from '@nestjs/common';
+import { GatewayBus } from '../../infra/realtime/gateway-bus';
 import { DomainEvent } from '../events/domain-events';
-import { OnDomainEvent } from '../events/on-domain-event.decorator';
+import { OnDomainEvents } from '../events/on-domain-event.decorator';
 import { InstallsService } from '../marketplace/installs.service';
 import { PROVIDER_EVENT_RECEIVED } from '../webhooks/inbound-webhooks.service';
 import { RealtimeSubscriptions } from './realtime-subscriptions.service';
@@ -18,14 +17,18 @@ import { StateCache } from './state-cache';
 @Injectable()
 export class WebhookEventRouter {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    private readonly bus: GatewayBus,
     private readonly installs: InstallsService,
     private readonly cache: StateCache,
     private readonly subscriptions: RealtimeSubscriptions,
   ) {}
 
-  @OnDomainEvent(PROVIDER_EVENT_RECEIVED)
-  async route(event: DomainEvent): Promise<void> {
+  @OnDomainEvents(PROVIDER_EVENT_RECEIVED)
+  async routeAll(events: DomainEvent[]): Promise<void> {
+    for (const event of events) await this.route(event);
+  }
+
+  private async route(event: DomainEvent): Promise<void> {
     const {
       app_id: appId,
       user_id: userId,
@@ -56,17 +59,14 @@ export class WebhookEventRouter {
         degraded: false,
         source: 'webhook',
       });
-      await this.redis.publish(
-        this.subscriptions.channel(target.install_id, capability.name),
-        JSON.stringify({
-          type: 'data',
-          installId: target.install_id,
-          userId,
-          capability: capability.name,
-          data,
-          at: new Date().toISOString(),
-        }),
-      );
+      await this.bus.publish(this.subscriptions.channel(target.install_id, capability.name), {
+        type: 'data',
+        installId: target.install_id,
+        userId,
+        capability: capability.name,
+        data,
+        at: new Date().toISOString(),
+      });
     }
   }
 }

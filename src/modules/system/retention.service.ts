@@ -4,7 +4,6 @@ import { DataSource } from 'typeorm';
 import { inBatches } from '../../infra/database/in-batches';
 import { Idempotency } from '../../common/idempotency/idempotency.service';
 import { MailOutbox } from '../../infra/mail/mail-outbox';
-import { AgentsService } from '../agents/agents.service';
 import { Sessions } from '../auth/sessions.service';
 import { VersionLifecycle } from '../packages/version-lifecycle.service';
 import { ExportsService } from '../privacy/exports.service';
@@ -15,7 +14,7 @@ export const DISPATCHED_EVENT_RETENTION_DAYS = 7;
 
 /**
  * Housekeeping run by the `system` queue: deletes rows whose useful life is
- * over (hourly) and re-enqueues work whose job was lost (every minute). Each
+ * over (hourly). Work whose job was lost is the job relay's sweep, not this. Each
  * area owns its tables; this only calls the areas' own purge methods.
  */
 @Injectable()
@@ -27,7 +26,6 @@ export class RetentionService {
     private readonly sessions: Sessions,
     private readonly idempotency: Idempotency,
     private readonly exports: ExportsService,
-    private readonly agents: AgentsService,
     private readonly mail: MailOutbox,
     private readonly packages: VersionLifecycle,
     private readonly traces: ExecutionTraces,
@@ -46,11 +44,6 @@ export class RetentionService {
     };
     this.logger.log(counts, 'purged expired rows');
     return counts;
-  }
-
-  async requeueStale(): Promise<Record<string, number>> {
-    const exports = await this.exports.requeuePending();
-    return { exportsRequeued: exports.requeued, exportsFailed: exports.failed, agentActionsRequeued: await this.agents.requeueStale() };
   }
 
   private purgeDispatchedEvents(): Promise<number> {

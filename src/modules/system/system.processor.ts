@@ -23,8 +23,6 @@ export class SystemProcessor extends WorkerHost implements OnApplicationBootstra
     switch (job.name) {
       case SYSTEM_JOBS.purgeExpired:
         return this.retention.purgeExpired();
-      case SYSTEM_JOBS.requeueStale:
-        return this.retention.requeueStale();
       default:
         throw new UnrecoverableError(`unknown system job "${job.name}"`);
     }

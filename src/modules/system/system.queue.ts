@@ -5,8 +5,10 @@ import { QUEUES } from '../../infra/queue/queues';
 
 export const SYSTEM_JOBS = {
   purgeExpired: 'purge-expired',
-  requeueStale: 'requeue-stale',
 } as const;
+
+/** The minutely lost-job sweep of earlier versions; its scheduler is removed at start-up (the job relay's sweep replaced it). */
+const RETIRED_SCHEDULERS = ['requeue-stale.minutely'];
 
 export interface PurgeExpiredJob {
   requestedBy: 'schedule' | 'operator';
@@ -30,7 +32,7 @@ export class SystemQueue {
     return { jobId };
   }
 
-  /** Registers the hourly purge and the minutely sweep for lost jobs. Idempotent: upserting a scheduler id replaces it. */
+  /** Registers the hourly purge. Idempotent: upserting a scheduler id replaces it. */
   async schedule(): Promise<void> {
     const data = { requestedBy: 'schedule' as const };
     await this.queue.upsertJobScheduler(
@@ -38,10 +40,6 @@ export class SystemQueue {
       { every: 3_600_000 },
       { name: SYSTEM_JOBS.purgeExpired, data },
     );
-    await this.queue.upsertJobScheduler(
-      `${SYSTEM_JOBS.requeueStale}.minutely`,
-      { every: 60_000 },
-      { name: SYSTEM_JOBS.requeueStale, data },
-    );
+    for (const id of RETIRED_SCHEDULERS) await this.queue.removeJobScheduler(id);
   }
 }

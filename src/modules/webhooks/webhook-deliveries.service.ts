@@ -6,7 +6,8 @@ import { isId, newId } from '../../common/ids';
 import { AppsService } from '../providers/apps.service';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import { DEFAULT_DELIVERY_PAGE, DeliveryListQuery, WebhookEventType } from './dto/webhook.dto';
-import { WebhookDeliveryQueue } from './webhook-delivery.queue';
+import { JobOutbox } from '../../infra/queue/job-outbox';
+import { DELIVER_JOB, WebhookDeliveryQueue } from './webhook-delivery.queue';
 import { WebhookProfiles } from './webhook-profiles.service';
 import { sampleData } from './sample-events';
 
@@ -75,6 +76,7 @@ export class WebhookDeliveries {
     private readonly apps: AppsService,
     private readonly profiles: WebhookProfiles,
     private readonly queue: WebhookDeliveryQueue,
+    private readonly jobs: JobOutbox,
   ) {}
 
   /**
@@ -172,8 +174,7 @@ export class WebhookDeliveries {
     const original = await this.owned(principal, appId, deliveryId);
     if (original.status === 'pending')
       throw new ProblemError('conflict', `Delivery ${deliveryId} is still pending; replay it once it is delivered or failed`);
-    const row = await this.replayRow(original);
-    await this.queue.enqueue(row.id);
+    const row = await this.dataSource.transaction((manager) => this.replayRow(manager, original));
     return toSummary(row);
   }
 
@@ -182,11 +183,16 @@ export class WebhookDeliveries {
     const app = await this.apps.owned(principal, appId);
     const profile = await this.profiles.find(appId);
     if (!profile || !app.webhook_url) throw new ProblemError('not_found', `App ${appId} has no webhook profile yet; create one with PUT`);
-    const row = await this.dataSource.transaction((manager) =>
-      this.create(manager, { eventId: newId('evt'), type, createdAt: new Date(), appId, data: sampleData(type, appId) }, { test: true }),
-    );
-    await this.queue.enqueue(row!.id);
-    return toSummary(row!);
+    const row = await this.dataSource.transaction(async (manager) => {
+      const created = await this.create(
+        manager,
+        { eventId: newId('evt'), type, createdAt: new Date(), appId, data: sampleData(type, appId) },
+        { test: true },
+      );
+      await this.jobs.record(manager, deliverJob(created!));
+      return created!;
+    });
+    return toSummary(row);
   }
 
   async requestRecover(principal: PlatformPrincipal, appId: string, since: string) {
@@ -208,15 +214,15 @@ export class WebhookDeliveries {
         ORDER BY d.created_at, d.id`,
       [appId, since],
     );
-    for (const original of failed) {
-      const row = await this.replayRow(original);
-      await this.queue.enqueue(row.id);
-    }
+    await this.dataSource.transaction(async (manager) => {
+      for (const original of failed) await this.replayRow(manager, original);
+    });
     return failed.length;
   }
 
-  private async replayRow(original: DeliveryRow): Promise<DeliveryRow> {
-    const [row]: DeliveryRow[] = await this.dataSource.query(
+  /** A new pending chain for the same event, and its job, in the caller's transaction. */
+  private async replayRow(manager: EntityManager, original: DeliveryRow): Promise<DeliveryRow> {
+    const [row]: DeliveryRow[] = await manager.query(
       `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
       [
@@ -230,6 +236,7 @@ export class WebhookDeliveries {
         original.id,
       ],
     );
+    await this.jobs.record(manager, deliverJob(row));
     return row;
   }
 
@@ -241,6 +248,10 @@ export class WebhookDeliveries {
     if (!row) throw new ProblemError('not_found', `No delivery ${deliveryId} for app ${appId}`);
     return row;
   }
+}
+
+function deliverJob(row: DeliveryRow) {
+  return { ...DELIVER_JOB, id: row.id, data: { deliveryId: row.id, appId: row.app_id } };
 }
 
 function toSummary(row: DeliveryRow) {

@@ -2,23 +2,26 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { OnApplicationBootstrap } from '@nestjs/common';
 import { DelayedError, Job, UnrecoverableError } from 'bullmq';
 import { QUEUES } from '../../infra/queue/queues';
-import { DeliveryAttempts } from './delivery-attempts';
+import { BackboneMetrics } from '../../infra/metrics/backbone-metrics';
+import { DeliveryAttempts, SLOT_HOLD_MS } from './delivery-attempts';
 import { EndpointSlots } from './endpoint-slots';
 import { WebhookDeliveries } from './webhook-deliveries.service';
 import { DeliverJob, RecoverJob, WEBHOOK_JOBS, WebhookDeliveryQueue, WebhookJob } from './webhook-delivery.queue';
 import { WebhookMaintenance } from './webhook-maintenance';
 
 /** Longest delivery timeout (30 s) plus a margin: a live worker renews the lock, a dead one frees it soon after. */
-const LOCK_MS = 35_000;
+const LOCK_MS = SLOT_HOLD_MS;
 
 /**
  * Consumer of the `webhook-delivery` queue (worker role only). A delivery's
  * job lives for its whole attempt chain: between attempts it is moved back to
  * delayed until the next attempt is due, keeping its id. The lock outlasts the
  * longest delivery timeout, so a slow receiver never gets a second concurrent
- * copy from a stalled-job re-run.
+ * copy from a stalled-job re-run. A job whose endpoint has its share in flight
+ * waits for a slot inside its worker (EndpointSlots) instead of being started
+ * again, which is why the concurrency is well above the slots one endpoint has.
  */
-@Processor(QUEUES.webhookDelivery, { concurrency: 32, lockDuration: LOCK_MS, stalledInterval: 5_000 })
+@Processor(QUEUES.webhookDelivery, { concurrency: 64, lockDuration: LOCK_MS, stalledInterval: 5_000 })
 export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicationBootstrap {
   constructor(
     private readonly attempts: DeliveryAttempts,
@@ -26,6 +29,7 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
     private readonly deliveries: WebhookDeliveries,
     private readonly maintenance: WebhookMaintenance,
     private readonly queue: WebhookDeliveryQueue,
+    private readonly metrics: BackboneMetrics,
   ) {
     super();
   }
@@ -50,22 +54,20 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
   }
 
   private async deliver(job: Job<DeliverJob>, token?: string): Promise<unknown> {
-    const delivery = await this.attempts.load(job.data.deliveryId);
-    // Not visible yet (the fan-out transaction has not committed) or rolled back: BullMQ retries a few times.
-    if (!delivery) throw new Error(`delivery ${job.data.deliveryId} not found`);
-    if (delivery.status !== 'pending') return { outcome: 'skipped' };
-    if (delivery.next_attempt_at.getTime() > Date.now() + 50) return this.delay(job, delivery.next_attempt_at.getTime(), token);
-
-    const holdMs = (await this.attempts.timeoutOf(delivery.app_id)) + 5_000;
-    if (!(await this.slots.acquire(delivery.app_id, delivery.id, holdMs))) {
-      // The endpoint has its share in flight: come back shortly instead of holding a worker slot.
-      return this.delay(job, Date.now() + 100 + Math.floor(Math.random() * 200), token);
+    this.metrics.jobStarted(QUEUES.webhookDelivery);
+    const { deliveryId } = job.data;
+    const appId = job.data.appId ?? (await this.attempts.appOf(deliveryId));
+    if (!appId) return { outcome: 'skipped' };
+    if (!(await this.slots.take(appId, deliveryId, SLOT_HOLD_MS))) {
+      // Too many already wait for this endpoint here: come back shortly instead of holding a worker slot.
+      this.metrics.jobRestarted(QUEUES.webhookDelivery);
+      return this.delay(job, Date.now() + 200 + Math.floor(Math.random() * 300), token);
     }
     let result;
     try {
-      result = await this.attempts.attempt(delivery);
+      result = await this.attempts.attempt(deliveryId);
     } finally {
-      await this.slots.release(delivery.app_id, delivery.id);
+      await this.slots.release(appId, deliveryId);
     }
     if (result.kind === 'retry' || result.kind === 'not_due') return this.delay(job, result.at.getTime(), token);
     return { outcome: result.kind === 'done' ? result.status : 'skipped' };

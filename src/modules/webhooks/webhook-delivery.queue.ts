@@ -1,6 +1,6 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable } from '@nestjs/common';
-import { JobState, Queue } from 'bullmq';
+import { Queue } from 'bullmq';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { QUEUES } from '../../infra/queue/queues';
@@ -13,6 +13,8 @@ export const WEBHOOK_JOBS = {
 
 export interface DeliverJob {
   deliveryId: string;
+  /** Lets the worker take the endpoint's concurrency slot before it reads anything. */
+  appId: string;
 }
 export interface RecoverJob {
   appId: string;
@@ -20,33 +22,25 @@ export interface RecoverJob {
 }
 export type WebhookJob = DeliverJob | RecoverJob | Record<string, never>;
 
-const LIVE_STATES: ReadonlyArray<JobState | 'unknown'> = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'];
-
 /**
- * Producer of the `webhook-delivery` queue. A delivery has one job for its
- * whole attempt chain, keyed by the delivery id, so duplicate enqueues (the
- * fan-out retried, the sweeper) never send it twice at once.
+ * One job per delivery for its whole attempt chain, job id = delivery id,
+ * recorded in the job outbox with the delivery row. A few BullMQ attempts
+ * cover a worker's transient failure (the database away mid-attempt); the
+ * webhook retry schedule itself is the delivery row's `next_attempt_at`.
  */
+export const DELIVER_JOB = {
+  queue: QUEUES.webhookDelivery,
+  name: WEBHOOK_JOBS.deliver,
+  opts: { attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
+} as const;
+
+/** Producer of the `webhook-delivery` queue's recover and sweep jobs (deliveries go through the job outbox). */
 @Injectable()
 export class WebhookDeliveryQueue {
   constructor(
     @InjectQueue(QUEUES.webhookDelivery) private readonly queue: Queue<WebhookJob>,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
-
-  async enqueue(deliveryId: string): Promise<void> {
-    // Callers enqueue committed rows (the fan-out after its commit, replay, the sweeper); a missing row still retries shortly.
-    await this.queue.add(WEBHOOK_JOBS.deliver, { deliveryId }, { jobId: deliveryId, attempts: 5, backoff: { type: 'fixed', delay: 500 } });
-  }
-
-  /** Enqueues again unless a worker will still run (or is running) the job; answers whether it did. */
-  async ensureLive(deliveryId: string): Promise<boolean> {
-    const state = await this.queue.getJobState(deliveryId);
-    if (LIVE_STATES.includes(state)) return false;
-    if (state === 'completed' || state === 'failed') await this.queue.remove(deliveryId);
-    await this.enqueue(deliveryId);
-    return true;
-  }
 
   /** One recovery per app, instant and minute of asking: a retried request does not double the work. */
   async requestRecover(appId: string, since: Date): Promise<string> {
@@ -56,7 +50,7 @@ export class WebhookDeliveryQueue {
     return jobId;
   }
 
-  /** The sweep for lost jobs and secret reminders. Idempotent: upserting a scheduler id replaces it. */
+  /** The periodic signing-secret rotation reminders. Idempotent: upserting a scheduler id replaces it. */
   async schedule(): Promise<void> {
     await this.queue.upsertJobScheduler(
       'webhook-sweep',

@@ -1,39 +1,21 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { MailOutbox } from '../../infra/mail/mail-outbox';
 import { AppsService } from '../providers/apps.service';
-import { WebhookDeliveryQueue } from './webhook-delivery.queue';
 import { SECRET_ROTATION_DAYS } from './webhook-profiles.service';
 
-const SWEEP_BATCH = 1_000;
-
-/** The periodic sweep: pending deliveries whose job was lost, and signing secrets due for rotation. */
+/** The periodic webhook sweep: signing secrets due for rotation. (Lost delivery jobs are the job relay's sweep.) */
 @Injectable()
 export class WebhookMaintenance {
-  private readonly logger = new Logger(WebhookMaintenance.name);
-
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly queue: WebhookDeliveryQueue,
     private readonly apps: AppsService,
     private readonly mail: MailOutbox,
   ) {}
 
   async sweep(): Promise<Record<string, number>> {
-    return { deliveriesRequeued: await this.requeueLost(), rotationReminders: await this.remindRotation() };
-  }
-
-  /** At-least-once: every pending delivery has a job that a worker will run. */
-  private async requeueLost(): Promise<number> {
-    const rows: Array<{ id: string }> = await this.dataSource.query(
-      `SELECT id FROM webhook_deliveries WHERE status = 'pending' ORDER BY next_attempt_at LIMIT $1`,
-      [SWEEP_BATCH],
-    );
-    let requeued = 0;
-    for (const row of rows) if (await this.queue.ensureLive(row.id)) requeued += 1;
-    if (requeued > 0) this.logger.warn({ requeued }, 're-enqueued webhook deliveries whose job was lost');
-    return requeued;
+    return { rotationReminders: await this.remindRotation() };
   }
 
   /** One reminder per secret older than the recommended rotation interval. */

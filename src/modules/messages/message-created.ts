@@ -1,0 +1,66 @@
+import { userChannel } from '../../infra/realtime/gateway-channels';
+import type { BusEvent } from '../../infra/realtime/gateway-channels';
+import type { MessageType, RecipientKind } from './entities/message.entity';
+
+export const MESSAGE_CREATED = 'message.created';
+
+/** How long after commit the durable copy of `message.created` goes out; the fast path has published it by then. */
+export const DURABLE_COPY_DELAY_MS = 1_000;
+
+/** Payload of `message.created` (a type alias, so it is a plain JSON record). */
+export type MessageCreatedPayload = {
+  message_id: string;
+  sender_id: string;
+  recipient_id: string;
+  recipient_kind: RecipientKind;
+  /** Service users the message reaches (linked contacts), without repeats. */
+  recipient_user_ids: string[];
+  /**
+   * By recipient user: their contact for the sender, how their frame names the
+   * sender. A recipient who has not added the sender is absent (`sender_contact_id: null`).
+   */
+  sender_contact_ids?: Record<string, string>;
+  contact_ids: string[];
+  type: MessageType;
+  content: string;
+  created_at: string;
+};
+
+/**
+ * The gateway publications of one message: an `outbound` copy on the
+ * sender's channel (their other sockets) and an `inbound` copy on each
+ * recipient's, naming the sender by the recipient's own contact for them
+ * (`sender_contact_id`, null when they have not added the sender), never by
+ * user id. Built the same way by the fast path and the durable path, so a
+ * socket that gets both sees the same frame twice and drops the second.
+ */
+export function messageCreatedPublications(prefix: string, payload: MessageCreatedPayload): Array<{ channel: string; event: BusEvent }> {
+  const item = {
+    id: payload.message_id,
+    recipient_kind: payload.recipient_kind,
+    type: payload.type,
+    content: payload.content,
+    status: 'sent',
+    created_at: payload.created_at,
+  };
+  const publications: Array<{ channel: string; event: BusEvent }> = [
+    {
+      channel: userChannel(prefix, payload.sender_id),
+      event: {
+        type: MESSAGE_CREATED,
+        data: { ...item, direction: 'outbound', sender_contact_id: null, recipient_id: payload.recipient_id },
+      },
+    },
+  ];
+  for (const userId of payload.recipient_user_ids) {
+    if (userId === payload.sender_id) continue;
+    publications.push({
+      channel: userChannel(prefix, userId),
+      event: {
+        type: MESSAGE_CREATED,
+        data: { ...item, direction: 'inbound', sender_contact_id: payload.sender_contact_ids?.[userId] ?? null, recipient_id: userId },
+      },
+    });
+  }
+  return publications;
+}
