@@ -42,7 +42,7 @@ const PRODUCERS = 2;
 const PACED_EVENTS = Number(process.env.BENCH_WEBHOOK_PACED_EVENTS ?? 1_000);
 const PACED_RATE = Number(process.env.BENCH_WEBHOOK_PACED_RATE ?? 100);
 /** The worker's defaults: `WebhookDeliveryProcessor` concurrency and `WEBHOOK_ENDPOINT_CONCURRENCY`. */
-const WORKER_CONCURRENCY = 32;
+const WORKER_CONCURRENCY = 64;
 const ENDPOINT_CONCURRENCY = 4;
 const IN_FLIGHT = Math.min(WORKER_CONCURRENCY, APPS * ENDPOINT_CONCURRENCY);
 /** Give up when no delivery arrives for this long. */
@@ -236,7 +236,7 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
     await allReceived(receiver, pacedIds, 'paced phase');
     const paced = receipts(receiver.received, pacedIds);
     const pacedLatency = summarise(latencies(paced.first));
-    const queueKey = `${env.env.REDIS_PREFIX}:bull:webhook-delivery`;
+    const queueKey = `{${env.env.REDIS_PREFIX}}:bull:webhook-delivery`;
     // Now, while BullMQ still keeps these jobs.
     const pacedJobs = await jobRuns(dataSource, env.env.REDIS_URL, queueKey, pacedIds);
     receiver.received.length = 0;

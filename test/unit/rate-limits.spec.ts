@@ -347,6 +347,20 @@ describe('rate-limit windows (Redis)', () => {
     });
   });
 
+  describe('constructing on a new client', () => {
+    it('defines the counting script there and counts in Redis, not in memory', async () => {
+      const client = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+      try {
+        const key = fresh();
+        expect(await new RateLimits(client, config).consumeForPlatform(key)).toMatchObject({ allowed: true, window: 'burst' });
+        expect(await redis.get(counter('plat:0', key))).toBe('1');
+        expect(await redis.get(counter('plat:1', key))).toBe('1');
+      } finally {
+        await client.quit();
+      }
+    });
+  });
+
   describe('constructing on a client that already has the script', () => {
     it('counts as before', async () => {
       const again = new RateLimits(redis, config);
