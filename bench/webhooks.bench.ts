@@ -242,26 +242,34 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
     receiver.received.length = 0;
 
     // Phase 2, burst: EVENTS events committed by two producers as fast as they can.
-    const burstIds = new Set<string>();
-    let remaining = EVENTS;
-    const burstStart = Date.now();
-    await Promise.all(
-      Array.from({ length: PRODUCERS }, async () => {
-        while (remaining > 0) {
-          const n = Math.min(BATCH, remaining);
-          remaining -= n;
-          for (const id of await record(n)) burstIds.add(id);
-        }
-      }),
-    );
-    const producedIn = (Date.now() - burstStart) / 1000;
-    await allReceived(receiver, burstIds, 'burst');
-    const burst = receipts(receiver.received, burstIds);
-    const firstCommit = [...burstIds].reduce((min, id) => Math.min(min, commitAt.get(id)!), Infinity);
-    const lastReceipt = [...burst.first.values()].reduce((max, r) => Math.max(max, r.at), 0);
-    const burstSeconds = (lastReceipt - firstCommit) / 1000;
-    const burstLatency = summarise(latencies(burst.first));
-    const perSecond = Math.round(EVENTS / burstSeconds);
+    const runBurst = async (phase: string) => {
+      const ids = new Set<string>();
+      let remaining = EVENTS;
+      const start = Date.now();
+      await Promise.all(
+        Array.from({ length: PRODUCERS }, async () => {
+          while (remaining > 0) {
+            const n = Math.min(BATCH, remaining);
+            remaining -= n;
+            for (const id of await record(n)) ids.add(id);
+          }
+        }),
+      );
+      const producedSeconds = (Date.now() - start) / 1000;
+      await allReceived(receiver, ids, phase);
+      const got = receipts(receiver.received, ids);
+      const firstCommitAt = [...ids].reduce((min, id) => Math.min(min, commitAt.get(id)!), Infinity);
+      const lastReceiptAt = [...got.first.values()].reduce((max, r) => Math.max(max, r.at), 0);
+      const seconds = (lastReceiptAt - firstCommitAt) / 1000;
+      return { ids, producedSeconds, got, seconds, latency: summarise(latencies(got.first)), perSecond: Math.round(EVENTS / seconds) };
+    };
+    const one = await runBurst('burst');
+    const burstIds = one.ids;
+    const producedIn = one.producedSeconds;
+    const burst = one.got;
+    const burstSeconds = one.seconds;
+    const burstLatency = one.latency;
+    const perSecond = one.perSecond;
 
     // Signatures of about 400 receipts spread over the burst, checked as a receiver would.
     const sample = receiver.received.filter((_, i) => i % Math.max(1, Math.floor(receiver.received.length / 400)) === 0);
@@ -279,7 +287,6 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
       },
       { what: `${total} deliveries marked delivered`, timeoutMs: 60_000, intervalMs: 200 },
     );
-    receiver.received.length = 0;
     const burstJobs = await jobRuns(dataSource, env.env.REDIS_URL, queueKey, burstIds);
     // Where the time goes: commit → fan-out (the dispatcher's transaction start) → first attempt starts (the job
     // runs) → delivered (the row's update after the receiver answered).
@@ -301,6 +308,24 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
     };
     const pacedStages = await stages(pacedIds);
     const burstStages = await stages(burstIds);
+
+    // Phase 3, the same burst with a second worker process beside the first: not slower, nothing twice.
+    const second = env.spawnRole('worker', { LOG_LEVEL: 'warn', WORKER_HEALTH_PORT: String(await freePort()) });
+    await second.waitForOutput(/worker started/);
+    const two = await runBurst('burst, two workers');
+    const twoStatuses = await waitFor(
+      async () => {
+        const rows: Array<{ status: string; n: number }> = await dataSource.query(
+          `SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`,
+        );
+        const counts = Object.fromEntries(rows.map((r) => [r.status, r.n]));
+        return counts.delivered === total + EVENTS ? counts : undefined;
+      },
+      { what: `${total + EVENTS} deliveries marked delivered`, timeoutMs: 60_000, intervalMs: 200 },
+    );
+    receiver.received.length = 0;
+    second.child.kill('SIGTERM');
+    await Promise.race([second.exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
 
     // Baseline: the same number of signed POSTs, same receiver, same number in flight, no queue.
     const loop = await signedPostLoop(EVENTS, targets, 'evt_baseline');
@@ -340,6 +365,17 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
         duplicates: burst.duplicates,
         missing: EVENTS - burst.first.size,
         ratio: ratio(perSecond, loop.perSecond),
+      },
+      {
+        target: `outbox → queue → HTTPS, burst, two worker processes`,
+        events: EVENTS,
+        perSecond: two.perSecond,
+        p50Ms: two.latency.p50Ms,
+        p99Ms: two.latency.p99Ms,
+        maxMs: two.latency.maxMs,
+        duplicates: two.got.duplicates,
+        missing: EVENTS - two.got.first.size,
+        ratio: ratio(two.perSecond, loop.perSecond),
       },
       {
         target: `plain signed-POST loop, ${IN_FLIGHT} in flight`,
@@ -387,6 +423,7 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
             ['X-Service-Signature valid (sampled receipts)', `${specValid} of ${sample.length}`],
             ['Standard Webhooks signature valid (same sample)', `${standardValid} of ${sample.length}`],
             ['delivery rows by status', JSON.stringify(statuses)],
+            ['delivery rows by status after the two-worker burst', JSON.stringify(twoStatuses)],
             ...(
               [
                 ['paced', pacedStages],
@@ -419,14 +456,31 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
           measured: `${(100 * ratio(perSecond, loop.perSecond)).toFixed(1)} % (loop ${Math.round(loop.perSecond)}/s)`,
           met: perSecond >= 0.5 * loop.perSecond,
         },
+        {
+          target: 'paced (100 events/s): commit → receipt p99 < 50 ms',
+          measured: `p99 ${pacedLatency.p99Ms} ms (p50 ${pacedLatency.p50Ms} ms)`,
+          met: pacedLatency.p99Ms < 50,
+        },
+        {
+          target: 'two worker processes: not slower than one, nothing delivered twice',
+          measured: `${two.perSecond}/s with two, ${perSecond}/s with one; ${two.got.duplicates} duplicates`,
+          met: two.perSecond >= perSecond * 0.95 && two.got.duplicates === 0,
+        },
+        {
+          target: 'delivery jobs started more than once < 1 % in the burst',
+          measured: `${burstJobs.retriedPct} % (of ${burstJobs.kept} jobs kept)`,
+          met: Number(burstJobs.retriedPct) < 1,
+        },
       ],
       notes,
     });
-    expect({ pacedMissing: rows[0].missing, burstMissing: rows[1].missing, loopFailures: loop.failures }).toEqual({
+    expect({ pacedMissing: rows[0].missing, burstMissing: rows[1].missing, twoMissing: rows[2].missing, loopFailures: loop.failures }).toEqual({
       pacedMissing: 0,
       burstMissing: 0,
+      twoMissing: 0,
       loopFailures: 0,
     });
+    expect(two.got.duplicates).toBe(0);
     expect({ specValid, standardValid }).toEqual({ specValid: sample.length, standardValid: sample.length });
   } finally {
     await env.close();

@@ -69,6 +69,15 @@ function work(response: StoredResponse = { status: 201, body: { id: 'msg_1', to:
   return Object.assign(fn, { runs });
 }
 
+/** Polls every 5 ms until `condition` holds; fails after 2 s. */
+async function waitFor(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 2_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met within 2 s');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 const row = async (key: string, owner = OWNER, scope = SCOPE) => {
   const [found] = await dataSource.query(
     `SELECT request_hash, response_status, response_body, EXTRACT(EPOCH FROM expires_at - created_at)::int AS lifetime, expires_at > now() AS live
@@ -218,7 +227,7 @@ describe('Idempotency.run (PostgreSQL)', () => {
     };
     const first = idempotency.run(OWNER, SCOPE, key, { text: 'hi' }, slow);
     // Let the first claim the key, then start the second while the first still holds it.
-    while (runs === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor(() => runs > 0);
     const second = idempotency.run(OWNER, SCOPE, key, { text: 'hi' }, slow);
     await new Promise((resolve) => setTimeout(resolve, 50));
     release();
@@ -241,7 +250,7 @@ describe('Idempotency.run (PostgreSQL)', () => {
       throw new Error('failed');
     };
     const first = idempotency.run(OWNER, SCOPE, key, { text: 'hi' }, failing).catch((e: unknown) => e);
-    while (!started) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor(() => started);
     const retry = work({ status: 201, body: 'second' });
     const second = idempotency.run(OWNER, SCOPE, key, { text: 'hi' }, retry);
     await new Promise((resolve) => setTimeout(resolve, 50));

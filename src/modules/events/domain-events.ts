@@ -31,12 +31,16 @@ export class DomainEvents {
       throw new Error('DomainEvents.record must be called inside a transaction');
     }
     const id = newId('evt');
+    // One round trip: the row and the wake-up (delivered on commit, dropped on rollback). A held-back event wakes
+    // nobody now: the dispatcher sets a timer for the earliest one when it runs out of due events.
+    const delayMs = event.delayMs ?? 0;
     const rows: Array<{ created_at: Date }> = await manager.query(
-      `INSERT INTO events (id, type, payload, available_at)
-       VALUES ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000)) RETURNING created_at`,
-      [id, event.type, JSON.stringify(event.payload), event.delayMs ?? 0],
+      `WITH recorded AS (
+         INSERT INTO events (id, type, payload, available_at)
+         VALUES ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000)) RETURNING created_at)
+       SELECT created_at, CASE WHEN $4 = 0 THEN pg_notify($5, $1) END FROM recorded`,
+      [id, event.type, JSON.stringify(event.payload), delayMs, EVENTS_CHANNEL],
     );
-    await manager.query(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, id]);
     return { id, type: event.type, payload: event.payload, createdAt: rows[0].created_at };
   }
 

@@ -111,13 +111,21 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     this.retryTimer = { at, timer };
   }
 
+  /** Held-back events (delayed on purpose) wake nobody on commit: the earliest one sets the retry timer. */
+  private async wakeForHeldBack(): Promise<void> {
+    const [row]: Array<{ at: Date | null }> = await this.dataSource.query(
+      `SELECT min(available_at) AS at FROM events WHERE dispatched_at IS NULL AND available_at > now()`,
+    );
+    if (row?.at) this.wakeAt(row.at.getTime());
+  }
+
   /** Claims batches while full ones come back; a full batch starts another drain beside this one. */
   private async drain(): Promise<void> {
     const size = this.config.backbone.eventBatchSize;
     for (;;) {
       if (this.stopped) return;
       const claimed = await this.dispatchBatch(size);
-      if (claimed < size) return;
+      if (claimed < size) return this.wakeForHeldBack();
       if (this.running.size < this.config.backbone.eventDrains) this.wake();
     }
   }
