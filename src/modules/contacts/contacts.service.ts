@@ -209,11 +209,12 @@ export class ContactsService {
   /**
    * Counts one message to each contact (inside the send transaction): the
    * weight decays to `at` and gains 1, and `last_interaction` moves to `at`.
-   * Rows are locked in id order first, so concurrent group sends cannot deadlock.
+   * With several contacts (a group send) the rows are locked in id order
+   * first, so concurrent group sends cannot deadlock; one row needs no order.
    */
   async recordInteraction(manager: EntityManager, userId: string, contactIds: string[], at: Date): Promise<void> {
     if (contactIds.length === 0) return;
-    await manager.query(`SELECT id FROM contacts WHERE user_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR NO KEY UPDATE`, [
+    if (contactIds.length > 1) await manager.query(`SELECT id FROM contacts WHERE user_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR NO KEY UPDATE`, [
       userId,
       contactIds,
     ]);

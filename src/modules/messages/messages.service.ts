@@ -22,7 +22,6 @@ import {
   SendMessageDto,
 } from './dto/message.dto';
 import { MessageEntity, MessageType, RecipientKind } from './entities/message.entity';
-import { MessageRecipientEntity } from './entities/message-recipient.entity';
 import { decodeCursor, encodeCursor, MessagePosition, positionAtSql } from './message-cursor';
 
 /** Scope of `Idempotency-Key` records of `POST /v1/messages`. */
@@ -198,19 +197,27 @@ export class MessagesService {
   private async sendWithin(manager: EntityManager, userId: string, request: SendRequest): Promise<MessageCreatedPayload> {
     const { kind, recipients } = await this.resolveRecipient(manager, userId, request.recipient_id);
     const id = newId('msg');
-    const inserted = await manager.insert(MessageEntity, {
-      id,
-      senderId: userId,
-      recipientKind: kind,
-      recipientId: request.recipient_id,
-      type: request.type,
-      content: request.content,
-      status: 'sent',
-    });
-    const createdAt = (inserted.generatedMaps[0] as Pick<MessageEntity, 'createdAt'>).createdAt;
-    await manager.insert(
-      MessageRecipientEntity,
-      recipients.map((r) => ({ messageId: id, contactId: r.contactId, recipientUserId: r.linkedUserId })),
+    // The message and its recipient rows in one statement.
+    const [{ created_at: createdAt }]: Array<{ created_at: Date }> = await manager.query(
+      `WITH message AS (
+         INSERT INTO messages (id, sender_id, recipient_kind, recipient_id, type, content, status)
+         VALUES ($1, $2, $3, $4, $5, $6, 'sent') RETURNING id, created_at
+       ), recipients AS (
+         INSERT INTO message_recipients (message_id, contact_id, recipient_user_id)
+         SELECT message.id, r.contact_id, r.recipient_user_id
+           FROM message, unnest($7::text[], $8::text[]) AS r(contact_id, recipient_user_id)
+       )
+       SELECT created_at FROM message`,
+      [
+        id,
+        userId,
+        kind,
+        request.recipient_id,
+        request.type,
+        request.content,
+        recipients.map((r) => r.contactId),
+        recipients.map((r) => r.linkedUserId),
+      ],
     );
     const contactIds = recipients.map((r) => r.contactId);
     await this.contacts.recordInteraction(manager, userId, contactIds, createdAt);
