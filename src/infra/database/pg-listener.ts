@@ -3,7 +3,7 @@ import { Client } from 'pg';
 
 /**
  * A dedicated PostgreSQL connection that LISTENs on one channel and calls
- * `onWake` for every notification, reconnecting after a second when the
+ * `onWake` with the payload of every notification, reconnecting after a second when the
  * connection is lost. After every (re)connect it calls `onWake` once, so
  * whatever was committed while nobody listened is picked up.
  */
@@ -15,7 +15,7 @@ export class PgListener {
   constructor(
     private readonly databaseUrl: string,
     private readonly channel: string,
-    private readonly onWake: () => void,
+    private readonly onWake: (payload?: string) => void,
     private readonly logger: Logger,
   ) {
     if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid LISTEN channel "${channel}"`);
@@ -24,7 +24,7 @@ export class PgListener {
   async start(): Promise<void> {
     if (this.stopped) return;
     const client = new Client({ connectionString: this.databaseUrl });
-    client.on('notification', () => this.onWake());
+    client.on('notification', (message) => this.onWake(message.payload));
     client.on('error', (error) => {
       this.logger.warn(`${this.channel} listener connection lost: ${error.message}`);
       void client.end().catch(() => undefined);

@@ -31,14 +31,14 @@ export class DomainEvents {
       throw new Error('DomainEvents.record must be called inside a transaction');
     }
     const id = newId('evt');
-    // One round trip: the row and the wake-up (delivered on commit, dropped on rollback). A held-back event wakes
-    // nobody now: the dispatcher sets a timer for the earliest one when it runs out of due events.
-    const delayMs = event.delayMs ?? 0;
+    // One round trip: the row and the wake-up (delivered on commit, dropped on rollback). The payload is the hold
+    // in milliseconds ("0" for none): a held-back event sets the dispatcher's timer instead of waking it for nothing.
+    const delayMs = Math.max(0, Math.round(event.delayMs ?? 0));
     const rows: Array<{ created_at: Date }> = await manager.query(
       `WITH recorded AS (
          INSERT INTO events (id, type, payload, available_at)
          VALUES ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000)) RETURNING created_at)
-       SELECT created_at, CASE WHEN $4 = 0 THEN pg_notify($5, $1) END FROM recorded`,
+       SELECT created_at, pg_notify($5, $4::text) FROM recorded`,
       [id, event.type, JSON.stringify(event.payload), delayMs, EVENTS_CHANNEL],
     );
     return { id, type: event.type, payload: event.payload, createdAt: rows[0].created_at };
@@ -53,7 +53,7 @@ export class DomainEvents {
   inStatement(event: DomainEventInput, first: number): { cte: string; select: string; params: unknown[] } {
     return {
       cte: `recorded_event AS (INSERT INTO events (id, type, payload) VALUES ($${first}, $${first + 1}, $${first + 2}))`,
-      select: `pg_notify('${EVENTS_CHANNEL}', $${first})`,
+      select: `pg_notify('${EVENTS_CHANNEL}', '0')`,
       params: [newId('evt'), event.type, JSON.stringify(event.payload)],
     };
   }

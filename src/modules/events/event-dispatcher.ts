@@ -57,7 +57,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     private readonly reflector: Reflector,
     private readonly metrics: BackboneMetrics,
   ) {
-    this.listener = new PgListener(config.databaseUrl, EVENTS_CHANNEL, () => this.wake(), this.logger);
+    this.listener = new PgListener(config.databaseUrl, EVENTS_CHANNEL, (payload) => this.onNotification(payload), this.logger);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -111,12 +111,11 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     this.retryTimer = { at, timer };
   }
 
-  /** Held-back events (delayed on purpose) wake nobody on commit: the earliest one sets the retry timer. */
-  private async wakeForHeldBack(): Promise<void> {
-    const [row]: Array<{ at: Date | null }> = await this.dataSource.query(
-      `SELECT min(available_at) AS at FROM events WHERE dispatched_at IS NULL AND available_at > now()`,
-    );
-    if (row?.at) this.wakeAt(row.at.getTime());
+  /** A commit recorded events: drain now, or, for an event held back on purpose (payload: its hold in ms), when it is due. */
+  private onNotification(payload?: string): void {
+    const holdMs = Number(payload);
+    if (Number.isFinite(holdMs) && holdMs > 0) this.wakeAt(Date.now() + holdMs);
+    else this.wake();
   }
 
   /** Claims batches while full ones come back; a full batch starts another drain beside this one. */
@@ -124,8 +123,12 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     const size = this.config.backbone.eventBatchSize;
     for (;;) {
       if (this.stopped) return;
-      const claimed = await this.dispatchBatch(size);
-      if (claimed < size) return this.wakeForHeldBack();
+      const { claimed, nextDueInMs } = await this.dispatchBatch(size);
+      if (claimed < size) {
+        // Nothing more is due: be back when the next held-back or retried event is.
+        if (nextDueInMs !== null) this.wakeAt(Date.now() + Math.max(0, nextDueInMs));
+        return;
+      }
       if (this.running.size < this.config.backbone.eventDrains) this.wake();
     }
   }
@@ -137,10 +140,12 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
    * ones are found and put off with backoff while the others are dispatched.
    * The rows stay locked throughout: no other drain sees them meanwhile.
    */
-  private async dispatchBatch(size: number): Promise<number> {
+  private async dispatchBatch(size: number): Promise<{ claimed: number; nextDueInMs: number | null }> {
     const failed: Array<{ id: string; type: string; attempts: number; message: string }> = [];
+    let nextDueInMs: number | null = null;
     const claimed = await this.dataSource.transaction(async (manager) => {
       const rows = await this.claim(manager, size);
+      if (rows.length < size) nextDueInMs = await this.nextDueInMs(manager);
       if (rows.length === 0) return 0;
       let dispatched = rows;
       await manager.query('SAVEPOINT dispatch_batch');
@@ -187,7 +192,20 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
       );
       this.wakeAt(Date.now() + delay);
     }
-    return claimed;
+    return { claimed, nextDueInMs };
+  }
+
+  /**
+   * How long until the next event that is not due yet becomes due, read in
+   * the claim's transaction: `now()` is the claim's instant, so an event that
+   * falls due while this batch runs is counted, never missed.
+   */
+  private async nextDueInMs(manager: EntityManager): Promise<number | null> {
+    const [row]: Array<{ ms: number | null }> = await manager.query(
+      `SELECT (extract(epoch FROM min(available_at) - clock_timestamp()) * 1000)::float8 AS ms
+         FROM events WHERE dispatched_at IS NULL AND available_at > now()`,
+    );
+    return row?.ms ?? null;
   }
 
   private claim(manager: EntityManager, size: number): Promise<EventRow[]> {
