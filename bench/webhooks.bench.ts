@@ -310,8 +310,16 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
     const burstStages = await stages(burstIds);
 
     // Phase 3, the same burst with a second worker process beside the first: not slower, nothing twice.
-    const second = env.spawnRole('worker', { LOG_LEVEL: 'warn', WORKER_HEALTH_PORT: String(await freePort()) });
-    await second.waitForOutput(/worker started/);
+    const secondPort = await freePort();
+    const second = env.spawnRole('worker', { LOG_LEVEL: 'warn', WORKER_HEALTH_PORT: String(secondPort) });
+    await waitFor(
+      async () => {
+        if (second.child.exitCode !== null) throw new Error(`second worker exited: ${second.output.slice(-2000)}`);
+        const res = await fetch(`http://127.0.0.1:${secondPort}/health/ready`).catch(() => null);
+        return res?.status === 200 ? true : undefined;
+      },
+      { what: 'second worker ready', timeoutMs: 60_000, intervalMs: 100 },
+    );
     const two = await runBurst('burst, two workers');
     const twoStatuses = await waitFor(
       async () => {

@@ -58,7 +58,8 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
     const { deliveryId } = job.data;
     const appId = job.data.appId ?? (await this.attempts.appOf(deliveryId));
     if (!appId) return { outcome: 'skipped' };
-    if (!(await this.slots.take(appId, deliveryId, SLOT_HOLD_MS))) {
+    const slot = await this.slots.take(appId, SLOT_HOLD_MS);
+    if (!slot) {
       // Too many already wait for this endpoint here: come back shortly instead of holding a worker slot.
       this.metrics.jobRestarted(QUEUES.webhookDelivery);
       return this.delay(job, Date.now() + 200 + Math.floor(Math.random() * 300), token);
@@ -67,7 +68,7 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
     try {
       result = await this.attempts.attempt(deliveryId);
     } finally {
-      await this.slots.release(appId, deliveryId);
+      await this.slots.release(slot);
     }
     if (result.kind === 'retry' || result.kind === 'not_due') return this.delay(job, result.at.getTime(), token);
     return { outcome: result.kind === 'done' ? result.status : 'skipped' };
