@@ -375,6 +375,38 @@ describe('event backbone', () => {
       const arrivedOutOfOrder = got.filter((r, i) => i > 0 && position.get(r.body.id as string)! < position.get(got[i - 1].body.id as string)!);
       console.info(`webhooks: ${arrivedOutOfOrder.length} of ${got.length} events arrived before an earlier one (no order is promised)`);
     });
+
+    it('holds a slow endpoint to WEBHOOK_ENDPOINT_CONCURRENCY (4) requests in flight across both workers, and starts each delivery job once: waiting deliveries are not restarted', async () => {
+      const HOLD_MS = 150;
+      receiver.fallback = { status: 200, body: 'ok', delayMs: HOLD_MS };
+      try {
+        // 30: fewer than the 4 slots plus the 32 deliveries one process lets wait for one endpoint, so none need be deferred.
+        const recorded = await recordEvents(Array.from({ length: 30 }, (_, n) => ({ type: 'install.created', appId: apps.all, data: { n } })));
+        const mine = new Set(recorded.map((e) => e.id));
+        const received = () => receiver.received.filter((r) => mine.has(r.body.id as string));
+        await waitFor(() => received().length >= mine.size, { timeoutMs: 30_000, what: 'all 30 slow deliveries' });
+
+        // Each request is in flight from its arrival until the receiver answers HOLD_MS later.
+        const arrivals = received().map((r) => r.at);
+        const inFlightAt = (t: number) => arrivals.filter((a) => a <= t && t < a + HOLD_MS).length;
+        const peak = Math.max(...arrivals.map(inFlightAt));
+        expect(peak).toBeLessThanOrEqual(4);
+        expect(peak).toBeGreaterThanOrEqual(2); // both workers and several slots did work at once
+
+        const deliveries: Array<{ id: string }> = await dataSource.query(`SELECT id FROM webhook_deliveries WHERE event_id = ANY($1)`, [[...mine]]);
+        const redis = new Redis(redisOptionsFromUrl(env.env.REDIS_URL));
+        try {
+          const queueKey = `${bullPrefix(env.config())}:${QUEUES.webhookDelivery}`;
+          const starts = await Promise.all(deliveries.map(({ id }) => redis.hget(`${queueKey}:${id}`, 'ats')));
+          expect(starts.filter((ats) => ats !== null)).toHaveLength(deliveries.length);
+          expect(starts.map(Number).filter((n) => n !== 1)).toEqual([]);
+        } finally {
+          redis.disconnect();
+        }
+      } finally {
+        receiver.fallback = { status: 200, body: 'ok' };
+      }
+    });
   });
 
   describe('real-time messages across two api instances', () => {

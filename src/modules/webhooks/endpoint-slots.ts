@@ -16,8 +16,13 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[4]) then
 end
 return 0`;
 
-/** A job waits in its worker for a slot rather than being started again later; at most this many waiters per slot, per process. */
-const WAITERS_PER_SLOT = 4;
+/**
+ * A job waits in its worker for a slot rather than being started again later.
+ * At most this many wait for one endpoint in one process: half the delivery
+ * processor's concurrency (64), so a slow endpoint leaves the other half to
+ * the rest.
+ */
+export const MAX_WAITERS_PER_ENDPOINT = 32;
 /** Longest a job waits for a slot before it is deferred (moved back to delayed). */
 const MAX_WAIT_MS = 10_000;
 /** How often a waiter tries Redis when no slot was handed to it in this process (a slot freed by another worker). */
@@ -63,7 +68,7 @@ export class EndpointSlots {
     const fresh = await this.acquire(appId, holdMs);
     if (fresh) return fresh;
     const queue = this.waiters.get(appId) ?? [];
-    if (queue.length >= this.config.webhooks.endpointConcurrency * WAITERS_PER_SLOT) return null;
+    if (queue.length >= MAX_WAITERS_PER_ENDPOINT) return null;
     this.waiters.set(appId, queue);
     const deadline = Date.now() + MAX_WAIT_MS;
     while (Date.now() < deadline) {
