@@ -176,7 +176,13 @@ describe('event backbone', () => {
       const orphan = await mailWithoutJob('rolled-back@example.com');
       await expect(
         dataSource.transaction(async (manager) => {
-          await outbox.record(manager, { queue: QUEUES.mail, name: MAIL_JOB.name, data: { mailId: orphan }, id: orphan, opts: MAIL_JOB.opts });
+          await outbox.record(manager, {
+            queue: QUEUES.mail,
+            name: MAIL_JOB.name,
+            data: { mailId: orphan },
+            id: orphan,
+            opts: MAIL_JOB.opts,
+          });
           throw new Error('abort the change');
         }),
       ).rejects.toThrow('abort the change');
@@ -249,7 +255,9 @@ describe('event backbone', () => {
       });
     }
 
-    async function deliveriesOf(eventIds: string[]): Promise<Array<{ app_id: string; event_id: string; status: string; last_error: string | null }>> {
+    async function deliveriesOf(
+      eventIds: string[],
+    ): Promise<Array<{ app_id: string; event_id: string; status: string; last_error: string | null }>> {
       return dataSource.query(`SELECT app_id, event_id, status, last_error FROM webhook_deliveries WHERE event_id = ANY($1)`, [eventIds]);
     }
 
@@ -305,7 +313,9 @@ describe('event backbone', () => {
       const appOf = new Map(recorded.map((e) => [e.id, (e.payload as { app_id: string }).app_id]));
       const typeOf = new Map(recorded.map((e) => [e.id, e.type]));
       const subscribed = (id: string) =>
-        appOf.get(id) === apps.all || appOf.get(id) === apps.disabled || (appOf.get(id) === apps.installs && typeOf.get(id) === 'install.created');
+        appOf.get(id) === apps.all ||
+        appOf.get(id) === apps.disabled ||
+        (appOf.get(id) === apps.installs && typeOf.get(id) === 'install.created');
       const expectRequests = ids.filter((id) => subscribed(id) && appOf.get(id) !== apps.disabled);
       expect(expectRequests).toHaveLength(100 + 34);
 
@@ -365,14 +375,18 @@ describe('event backbone', () => {
       const position = new Map(ids.map((id, i) => [id, i]));
       const sorted = [...got].sort(
         (a, b) =>
-          (a.body.created_at as string).localeCompare(b.body.created_at as string) || (a.body.id as string).localeCompare(b.body.id as string),
+          (a.body.created_at as string).localeCompare(b.body.created_at as string) ||
+          (a.body.id as string).localeCompare(b.body.id as string),
       );
       for (let i = 1; i < sorted.length; i += 1) {
         const [before, after] = [sorted[i - 1].body, sorted[i].body];
         // Sorting by (created_at, id) never puts a later change first, except within the same millisecond.
-        if (before.created_at !== after.created_at) expect(position.get(before.id as string)!).toBeLessThan(position.get(after.id as string)!);
+        if (before.created_at !== after.created_at)
+          expect(position.get(before.id as string)!).toBeLessThan(position.get(after.id as string)!);
       }
-      const arrivedOutOfOrder = got.filter((r, i) => i > 0 && position.get(r.body.id as string)! < position.get(got[i - 1].body.id as string)!);
+      const arrivedOutOfOrder = got.filter(
+        (r, i) => i > 0 && position.get(r.body.id as string)! < position.get(got[i - 1].body.id as string)!,
+      );
       console.info(`webhooks: ${arrivedOutOfOrder.length} of ${got.length} events arrived before an earlier one (no order is promised)`);
     });
 
@@ -381,7 +395,9 @@ describe('event backbone', () => {
       receiver.fallback = { status: 200, body: 'ok', delayMs: HOLD_MS };
       try {
         // 30: fewer than the 4 slots plus the 32 deliveries one process lets wait for one endpoint, so none need be deferred.
-        const recorded = await recordEvents(Array.from({ length: 30 }, (_, n) => ({ type: 'install.created', appId: apps.all, data: { n } })));
+        const recorded = await recordEvents(
+          Array.from({ length: 30 }, (_, n) => ({ type: 'install.created', appId: apps.all, data: { n } })),
+        );
         const mine = new Set(recorded.map((e) => e.id));
         const received = () => receiver.received.filter((r) => mine.has(r.body.id as string));
         await waitFor(() => received().length >= mine.size, { timeoutMs: 30_000, what: 'all 30 slow deliveries' });
@@ -393,7 +409,9 @@ describe('event backbone', () => {
         expect(peak).toBeLessThanOrEqual(4);
         expect(peak).toBeGreaterThanOrEqual(2); // both workers and several slots did work at once
 
-        const deliveries: Array<{ id: string }> = await dataSource.query(`SELECT id FROM webhook_deliveries WHERE event_id = ANY($1)`, [[...mine]]);
+        const deliveries: Array<{ id: string }> = await dataSource.query(`SELECT id FROM webhook_deliveries WHERE event_id = ANY($1)`, [
+          [...mine],
+        ]);
         const redis = new Redis(redisOptionsFromUrl(env.env.REDIS_URL));
         try {
           const queueKey = `${bullPrefix(env.config())}:${QUEUES.webhookDelivery}`;
@@ -554,7 +572,11 @@ describe('event backbone', () => {
       let id: string;
       let committedAt: number;
       try {
-        const res = await request(apiA.url).post('/v1/messages').set(alice.auth).send({ recipient_id: bobAtAlice, content: 'durable' }).expect(201);
+        const res = await request(apiA.url)
+          .post('/v1/messages')
+          .set(alice.auth)
+          .send({ recipient_id: bobAtAlice, content: 'durable' })
+          .expect(201);
         committedAt = Date.now();
         id = res.body.id;
       } finally {

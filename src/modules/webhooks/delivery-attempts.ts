@@ -15,16 +15,19 @@ import { redactHeaders, signatureHeaders } from './webhook-signature';
 export const USER_AGENT = 'Service-Webhooks/1.0';
 
 export type AttemptResult =
-  | { kind: 'skipped' }
-  | { kind: 'not_due'; at: Date }
-  | { kind: 'done'; status: 'delivered' | 'failed' }
-  | { kind: 'retry'; at: Date };
+  { kind: 'skipped' } | { kind: 'not_due'; at: Date } | { kind: 'done'; status: 'delivered' | 'failed' } | { kind: 'retry'; at: Date };
 
 /** A claimed attempt: the delivery after its attempt number was taken, with its endpoint. */
 type ClaimedRow = DeliveryRow & {
   profile: Pick<
     ProfileRow,
-    'app_id' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at' | 'timeout_ms' | 'failing_since' | 'disabled_at'
+    | 'app_id'
+    | 'secret_encrypted'
+    | 'previous_secret_encrypted'
+    | 'previous_secret_expires_at'
+    | 'timeout_ms'
+    | 'failing_since'
+    | 'disabled_at'
   > | null;
   webhook_url: string | null;
   developer_email: string | null;
@@ -56,7 +59,9 @@ export class DeliveryAttempts {
 
   /** The app of a delivery (for jobs recorded before jobs carried it). */
   async appOf(deliveryId: string): Promise<string | null> {
-    const [row]: Array<{ app_id: string }> = await this.dataSource.query(`SELECT app_id FROM webhook_deliveries WHERE id = $1`, [deliveryId]);
+    const [row]: Array<{ app_id: string }> = await this.dataSource.query(`SELECT app_id FROM webhook_deliveries WHERE id = $1`, [
+      deliveryId,
+    ]);
     return row?.app_id ?? null;
   }
 
@@ -117,7 +122,13 @@ export class DeliveryAttempts {
       { outcome, code: result.status, error, nextAt: outcome === 'retry' ? nextAt : null },
     );
     if (outcome !== 'delivered' || profile.failing_since) {
-      await this.trackHealth(profile.app_id, profile.failing_since, outcome === 'delivered', 'disable' in verdict && verdict.disable === true, delivery.developer_email!);
+      await this.trackHealth(
+        profile.app_id,
+        profile.failing_since,
+        outcome === 'delivered',
+        'disable' in verdict && verdict.disable === true,
+        delivery.developer_email!,
+      );
     }
     return outcome === 'retry' ? { kind: 'retry', at: nextAt! } : { kind: 'done', status: outcome };
   }
