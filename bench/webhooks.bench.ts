@@ -482,7 +482,12 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
       ],
       notes,
     });
-    expect({ pacedMissing: rows[0].missing, burstMissing: rows[1].missing, twoMissing: rows[2].missing, loopFailures: loop.failures }).toEqual({
+    expect({
+      pacedMissing: rows[0].missing,
+      burstMissing: rows[1].missing,
+      twoMissing: rows[2].missing,
+      loopFailures: loop.failures,
+    }).toEqual({
       pacedMissing: 0,
       burstMissing: 0,
       twoMissing: 0,

@@ -270,7 +270,10 @@ describe('agent actions (POST /v1/agents/execute, GET /v1/agents/actions/:id)', 
         user.id,
         JSON.stringify(DRAFT),
       ]);
-      await db.query(`INSERT INTO job_outbox (id, queue, name, data) VALUES ($1, 'agents', 'run-action', jsonb_build_object('actionId', $1::text))`, [id]);
+      await db.query(
+        `INSERT INTO job_outbox (id, queue, name, data) VALUES ($1, 'agents', 'run-action', jsonb_build_object('actionId', $1::text))`,
+        [id],
+      );
       const done = await settled(url, db, user, id);
       expect(done).toMatchObject({ status: 'completed', result: { source: 'composer' } });
     });
@@ -380,9 +383,10 @@ describe('agent actions (POST /v1/agents/execute, GET /v1/agents/actions/:id)', 
           JSON.stringify({ contact_id: gone }),
         ]);
         await request(url).delete(`/v1/contacts/${gone}`).set(ada.auth).expect(204);
-        await db.query(`INSERT INTO job_outbox (id, queue, name, data) VALUES ($1, 'agents', 'run-action', jsonb_build_object('actionId', $1::text))`, [
-          id,
-        ]);
+        await db.query(
+          `INSERT INTO job_outbox (id, queue, name, data) VALUES ($1, 'agents', 'run-action', jsonb_build_object('actionId', $1::text))`,
+          [id],
+        );
         const failed = await settled(url, db, ada, id);
         expect(failed).toMatchObject({
           status: 'failed',

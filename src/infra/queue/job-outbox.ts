@@ -95,11 +95,14 @@ export class JobOutbox {
       adding.catch(() => undefined);
       await Promise.race([
         adding,
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('Redis did not take the job in time')), RELAY_NOW_TIMEOUT_MS))),
+        new Promise(
+          (_, reject) => (timer = setTimeout(() => reject(new Error('Redis did not take the job in time')), RELAY_NOW_TIMEOUT_MS)),
+        ),
       ]);
-      await this.dataSource.query(`UPDATE job_outbox SET relayed_at = now(), checked_at = now() WHERE id = ANY($1) AND relayed_at IS NULL`, [
-        rows.map((r) => r.id),
-      ]);
+      await this.dataSource.query(
+        `UPDATE job_outbox SET relayed_at = now(), checked_at = now() WHERE id = ANY($1) AND relayed_at IS NULL`,
+        [rows.map((r) => r.id)],
+      );
     } catch (error) {
       this.logger.warn({ err: error, ids }, 'immediate relay failed; the relay will move these jobs');
     } finally {

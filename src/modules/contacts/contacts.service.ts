@@ -214,10 +214,11 @@ export class ContactsService {
    */
   async recordInteraction(manager: EntityManager, userId: string, contactIds: string[], at: Date): Promise<void> {
     if (contactIds.length === 0) return;
-    if (contactIds.length > 1) await manager.query(`SELECT id FROM contacts WHERE user_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR NO KEY UPDATE`, [
-      userId,
-      contactIds,
-    ]);
+    if (contactIds.length > 1)
+      await manager.query(`SELECT id FROM contacts WHERE user_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR NO KEY UPDATE`, [
+        userId,
+        contactIds,
+      ]);
     await manager.query(
       `UPDATE contacts AS c
           SET interaction_weight = ${decayedWeightSql('c', '$3::timestamptz')} + 1,

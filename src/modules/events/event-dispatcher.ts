@@ -238,7 +238,11 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
         if (typeof handler !== 'function') continue;
         const type = this.reflector.get<string | undefined>(DOMAIN_EVENT_SUBSCRIBER, handler as () => void);
         if (!type) continue;
-        this.subscribers.push({ name: `${wrapper.name as string}.${method}`, type, handle: (handler as Subscriber['handle']).bind(instance) });
+        this.subscribers.push({
+          name: `${wrapper.name as string}.${method}`,
+          type,
+          handle: (handler as Subscriber['handle']).bind(instance),
+        });
       }
     }
     // Specific subscribers first, then those of every type.
