@@ -72,6 +72,8 @@ export interface AppConfig {
     relaySweepMs: number;
     /** A relayed row is checked against BullMQ once it has gone this long without finishing (or since its last check). */
     relayCheckAfterMs: number;
+    /** A job that failed for good is run again after this long, doubling per failure (it may have failed on an outage). */
+    relayRetryFailedMs: number;
   };
   /**
    * Runtime bridge timings. The spec fixes the Free tier (10 s timeout, retries from 1 s);
@@ -289,6 +291,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       relayBatchSize: int('JOB_RELAY_BATCH_SIZE', 1_000, 1, 10_000),
       relaySweepMs: int('JOB_RELAY_SWEEP_MS', 15_000, 100, 3_600_000),
       relayCheckAfterMs: int('JOB_RELAY_CHECK_AFTER_MS', 60_000, 100, 86_400_000),
+      relayRetryFailedMs: int('JOB_RELAY_RETRY_FAILED_MS', 60_000, 100, 86_400_000),
     },
     runtimeBridge: {
       timeoutMs: int('RUNTIME_TIMEOUT_MS', 10_000, 100, 300_000),

@@ -9,7 +9,9 @@ import { requestHash } from '../../src/common/idempotency/idempotency-key';
  * `test`), in a schema of this file's own holding the `idempotency_keys` table
  * as migration 1764000100000-UserApi creates it; the schema is dropped afterwards.
  */
-const SCHEMA = `mut_${randomBytes(6).toString('hex')}`;
+const SCHEMA = `mut_${Date.now()}_${randomBytes(4).toString('hex')}`;
+/** Schemas of runs that ended before their afterAll (StrykerJS ends a run that times out) are dropped after an hour. */
+const STALE_AFTER_MS = 3_600_000;
 const OWNER = 'usr_1';
 const SCOPE = 'messages.send';
 
@@ -35,6 +37,12 @@ beforeAll(async () => {
     extra: { options: `-c search_path=${SCHEMA}`, max: 4 },
   });
   await dataSource.initialize();
+  const schemas: Array<{ name: string }> = await dataSource.query(
+    `SELECT nspname AS name FROM pg_namespace WHERE nspname ~ '^mut_[0-9]+_[0-9a-f]+$'`,
+  );
+  for (const { name } of schemas) {
+    if (Number(name.split('_')[1]) < Date.now() - STALE_AFTER_MS) await dataSource.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+  }
   await dataSource.query(`CREATE SCHEMA ${SCHEMA}`);
   // The DDL of migration 1764000100000-UserApi.
   await dataSource.query(`

@@ -318,6 +318,7 @@ describe('rate-limit windows (Redis)', () => {
       const key = fresh();
       await redis.set(counter('addr', key), 1);
       expect(await limits.peekForAddress(key)).toMatchObject({ remaining: 2, retryAfter: 60 });
+      await redis.del(counter('addr', key)); // no expiry: gone now even if this run is cut short
     });
 
     it('reports at least 1 s to wait when the window ends within the second', async () => {

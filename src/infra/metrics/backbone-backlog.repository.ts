@@ -11,6 +11,7 @@ export interface BackboneBacklog {
   /** 0 when nothing waits. */
   jobsOldestAgeSeconds: number;
   jobsRelayedUnfinished: number;
+  jobsFailed: number;
   webhookDeliveriesPending: number;
 }
 
@@ -37,7 +38,8 @@ export class BackboneBacklogRepository {
          (SELECT count(*) FROM (SELECT 1 FROM job_outbox WHERE relayed_at IS NULL LIMIT $1) r)::int AS "jobsUnrelayed",
          (SELECT extract(epoch FROM now() - created_at) FROM job_outbox WHERE relayed_at IS NULL
            ORDER BY created_at LIMIT 1)::float8 AS "jobsOldestAgeSeconds",
-         (SELECT count(*) FROM (SELECT 1 FROM job_outbox WHERE relayed_at IS NOT NULL LIMIT $1) r)::int AS "jobsRelayedUnfinished",
+         (SELECT count(*) FROM (SELECT 1 FROM job_outbox WHERE relayed_at IS NOT NULL AND failed_at IS NULL LIMIT $1) r)::int AS "jobsRelayedUnfinished",
+         (SELECT count(*) FROM (SELECT 1 FROM job_outbox WHERE failed_at IS NOT NULL LIMIT $1) r)::int AS "jobsFailed",
          (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT $1) d)::int AS "webhookDeliveriesPending"`,
       [BACKLOG_COUNT_CAP],
     );
@@ -50,6 +52,7 @@ export class BackboneBacklogRepository {
       jobsUnrelayed: Number(row.jobsUnrelayed),
       jobsOldestAgeSeconds: seconds(row.jobsOldestAgeSeconds),
       jobsRelayedUnfinished: Number(row.jobsRelayedUnfinished),
+      jobsFailed: Number(row.jobsFailed),
       webhookDeliveriesPending: Number(row.webhookDeliveriesPending),
     };
   }

@@ -145,6 +145,11 @@ export class BackboneMetrics implements OnModuleDestroy {
       (b) => b.jobsRelayedUnfinished,
     );
     this.backlogGauge(
+      'job_outbox_failed',
+      'Jobs that failed for good, kept in the job outbox to be run again after a cool-down (after 6 failures they wait for an operator)',
+      (b) => b.jobsFailed,
+    );
+    this.backlogGauge(
       'webhook_deliveries_pending',
       'Webhook deliveries neither delivered nor failed: in flight or waiting for a retry (counted up to 100000)',
       (b) => b.webhookDeliveriesPending,

@@ -39,7 +39,8 @@ interface OutboxRow {
  * and only if the change committed; a statement trigger NOTIFYs the relays on
  * commit. The relay (JobRelay, worker role) moves committed rows to BullMQ in
  * one `addBulk` per queue, job id = row id, and marks them relayed; the row is
- * deleted when its job has finished. Every job must be idempotent: a crash
+ * deleted when its job has completed, and kept (marked failed, run again
+ * later) when it failed for good. Every job must be idempotent: a crash
  * between the add and the mark adds it again, which BullMQ ignores while it
  * holds the id and which does no work twice when it no longer does.
  */

@@ -14,18 +14,22 @@ import { QueueName } from './queues';
 /** PostgreSQL channel the job_outbox trigger notifies on commit (migration JobOutbox1764001400000). */
 export const JOB_OUTBOX_CHANNEL = 'job_outbox';
 
-/** Finished jobs are settled (their rows deleted) in one statement at most this often. */
+/** Finished jobs are settled (their rows deleted or marked failed) in one statement at most this often. */
 const SETTLE_EVERY_MS = 100;
 const SWEEP_BATCH = 1_000;
+/** A job that failed for good this many times is left for an operator (`job_outbox.failed_at`, `last_error`). */
+const MAX_FAILURES = 6;
 const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
 
 /**
  * Worker role: moves committed job_outbox rows to BullMQ (several relays at
- * once, woken by NOTIFY on commit), deletes a row once its job has finished,
- * and runs the one safety sweep of the backbone: rows whose wake-up was
- * missed are relayed, and a relayed row whose job BullMQ no longer holds (a
- * Redis restart without persistence, a job removed by hand) is added again.
- * No area keeps a sweeper of its own.
+ * once, woken by NOTIFY on commit), deletes a row once its job has completed
+ * (marks it failed when the job failed for good), and runs the one safety
+ * sweep of the backbone: rows whose wake-up was missed are relayed, a relayed
+ * row whose job BullMQ no longer holds (a Redis restart without persistence,
+ * a job removed by hand) is added again, and a failed job is run again after
+ * a cool-down (its attempts may all have met an outage). No area keeps a
+ * sweeper of its own.
  */
 @Injectable()
 export class JobRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -35,7 +39,8 @@ export class JobRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private wakeAgain = 0;
   private sweepTimer: NodeJS.Timeout | null = null;
   private settleTimer: NodeJS.Timeout | null = null;
-  private finished: string[] = [];
+  private completed: string[] = [];
+  private failed: Array<{ id: string; error: string }> = [];
   private stopped = false;
 
   constructor(
@@ -101,75 +106,128 @@ export class JobRelay implements OnApplicationBootstrap, OnApplicationShutdown {
     }
   }
 
-  /** A job that has finished for good (completed, or failed with no retry left) no longer needs its row. */
+  /**
+   * A completed job no longer needs its row. A job that failed for good
+   * (no BullMQ attempt left) keeps it, marked failed: its attempts may all
+   * have met an outage (the database away for longer than its backoff), so
+   * the sweep runs it again later; every job is idempotent, and one whose
+   * work was settled meanwhile does nothing.
+   */
   private watchWorkers(): void {
     for (const wrapper of this.discovery.getProviders()) {
       const host = wrapper.instance as unknown;
       if (!(host instanceof WorkerHost)) continue;
       const worker = (host as WorkerHost<Worker>).worker;
-      worker.on('completed', (job: Job) => this.finish(job));
-      worker.on('failed', (job: Job | undefined) => {
-        if (job?.finishedOn) this.finish(job);
+      worker.on('completed', (job: Job) => {
+        if (job.id) this.completed.push(job.id);
+      });
+      worker.on('failed', (job: Job | undefined, error: Error) => {
+        if (job?.id && job.finishedOn) this.failed.push({ id: job.id, error: error.message.slice(0, 2000) });
       });
     }
   }
 
-  private finish(job: Job): void {
-    if (job.id) this.finished.push(job.id);
-  }
-
   private async settle(): Promise<void> {
-    if (this.finished.length === 0) return;
-    const ids = this.finished;
-    this.finished = [];
+    const completed = this.completed;
+    const failed = this.failed;
+    this.completed = [];
+    this.failed = [];
     try {
-      await this.dataSource.query(`DELETE FROM job_outbox WHERE id = ANY($1) AND relayed_at IS NOT NULL`, [ids]);
+      if (completed.length > 0) {
+        await this.dataSource.query(`DELETE FROM job_outbox WHERE id = ANY($1) AND relayed_at IS NOT NULL`, [completed]);
+      }
+      if (failed.length > 0) {
+        await this.dataSource.query(
+          `UPDATE job_outbox o SET failed_at = now(), failures = o.failures + 1, last_error = f.error, checked_at = now()
+             FROM unnest($1::text[], $2::text[]) AS f(id, error)
+            WHERE o.id = f.id AND o.relayed_at IS NOT NULL`,
+          [failed.map((f) => f.id), failed.map((f) => f.error)],
+        );
+      }
     } catch (error) {
-      // The sweep finds these rows finished in BullMQ and deletes them later.
-      this.logger.warn({ err: error, count: ids.length }, 'could not settle finished jobs; the sweep will');
+      // The sweep finds these jobs finished in BullMQ and settles their rows later.
+      this.logger.warn({ err: error, count: completed.length + failed.length }, 'could not settle finished jobs; the sweep will');
     }
   }
 
   /**
    * The safety sweep. First anything committed but not relayed (a missed
    * NOTIFY, Redis away at the time). Then relayed rows unchecked for a while:
-   * a job BullMQ still holds is left alone, one that finished is settled, one
-   * it has lost is added again.
+   * a job BullMQ still holds is left alone, a completed one settles its row,
+   * one it has lost is added again, and one that failed for good is marked
+   * failed. Last, failed jobs whose cool-down has passed (it doubles with
+   * each failure) are run again, up to MAX_FAILURES times.
    */
-  async sweep(): Promise<{ relayed: number; recovered: number; settled: number }> {
-    if (this.stopped) return { relayed: 0, recovered: 0, settled: 0 };
-    let relayed = 0;
-    let recovered = 0;
-    let settled = 0;
+  async sweep(): Promise<{ relayed: number; recovered: number; settled: number; retried: number }> {
+    const result = { relayed: 0, recovered: 0, settled: 0, retried: 0 };
+    if (this.stopped) return result;
     try {
-      relayed = (await this.outbox.relay(this.config.backbone.relayBatchSize)).length;
+      result.relayed = (await this.outbox.relay(this.config.backbone.relayBatchSize)).length;
       await this.dataSource.transaction(async (manager) => {
-        const rows: Array<{ id: string; queue: QueueName; name: string; data: Record<string, unknown>; opts: JobsOptions }> =
-          await manager.query(
-            `SELECT id, queue, name, data, opts FROM job_outbox
-              WHERE relayed_at IS NOT NULL AND checked_at < now() - make_interval(secs => $1::double precision / 1000)
-              ORDER BY checked_at LIMIT $2
-              FOR UPDATE SKIP LOCKED`,
-            [this.config.backbone.relayCheckAfterMs, SWEEP_BATCH],
-          );
+        const rows: SweptRow[] = await manager.query(
+          `SELECT id, queue, name, data, opts FROM job_outbox
+            WHERE relayed_at IS NOT NULL AND failed_at IS NULL
+              AND checked_at < now() - make_interval(secs => $1::double precision / 1000)
+            ORDER BY checked_at LIMIT $2
+            FOR UPDATE SKIP LOCKED`,
+          [this.config.backbone.relayCheckAfterMs, SWEEP_BATCH],
+        );
         if (rows.length === 0) return;
         const states = await Promise.all(rows.map((row) => this.outbox.queue(row.queue).getJobState(row.id)));
-        const lost = rows.filter((_row, i) => states[i] === 'unknown');
-        const done = rows.filter((_row, i) => states[i] === 'completed' || states[i] === 'failed');
-        const live = rows.filter((_row, i) => LIVE_STATES.has(states[i]));
+        const pick = (wanted: (state: string) => boolean) => rows.filter((_row, i) => wanted(states[i]));
+        const lost = pick((state) => state === 'unknown');
+        const completed = pick((state) => state === 'completed');
+        const failed = pick((state) => state === 'failed');
+        const live = pick((state) => LIVE_STATES.has(state));
         if (lost.length > 0) await this.outbox.add(lost);
         await manager.query(`UPDATE job_outbox SET checked_at = now() WHERE id = ANY($1)`, [[...live, ...lost].map((r) => r.id)]);
-        if (done.length > 0) await manager.query(`DELETE FROM job_outbox WHERE id = ANY($1)`, [done.map((r) => r.id)]);
-        recovered = lost.length;
-        settled = done.length;
+        if (completed.length > 0) await manager.query(`DELETE FROM job_outbox WHERE id = ANY($1)`, [completed.map((r) => r.id)]);
+        if (failed.length > 0) {
+          await manager.query(
+            `UPDATE job_outbox SET failed_at = now(), failures = failures + 1, last_error = 'failed (seen by the sweep)' WHERE id = ANY($1)`,
+            [failed.map((r) => r.id)],
+          );
+        }
+        result.recovered = lost.length;
+        result.settled = completed.length;
         for (const [queue, count] of countByQueue(lost)) this.metrics.jobsRecovered(queue, count);
       });
-      if (recovered > 0) this.logger.warn({ recovered }, 're-added jobs that BullMQ had lost');
+      result.retried = await this.retryFailed();
+      if (result.recovered > 0) this.logger.warn({ recovered: result.recovered }, 're-added jobs that BullMQ had lost');
+      if (result.retried > 0) this.logger.warn({ retried: result.retried }, 'running again jobs that had failed for good');
     } catch (error) {
       this.logger.warn({ err: error }, 'job relay sweep failed; retrying at the next sweep');
     }
-    return { relayed, recovered, settled };
+    return result;
   }
+
+  /** Failed jobs whose cool-down (JOB_RELAY_RETRY_FAILED_MS, doubling per failure) has passed: removed from BullMQ's failed set and added again. */
+  private async retryFailed(): Promise<number> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows: SweptRow[] = await manager.query(
+        `SELECT id, queue, name, data, opts FROM job_outbox
+          WHERE failed_at IS NOT NULL AND failures < $3
+            AND failed_at < now() - make_interval(secs => $1::double precision * power(2, failures - 1) / 1000)
+          ORDER BY failed_at LIMIT $2
+          FOR UPDATE SKIP LOCKED`,
+        [this.config.backbone.relayRetryFailedMs, SWEEP_BATCH, MAX_FAILURES],
+      );
+      if (rows.length === 0) return 0;
+      await Promise.all(rows.map((row) => this.outbox.queue(row.queue).remove(row.id)));
+      await this.outbox.add(rows);
+      await manager.query(`UPDATE job_outbox SET failed_at = NULL, checked_at = now() WHERE id = ANY($1)`, [rows.map((r) => r.id)]);
+      for (const [queue, count] of countByQueue(rows)) this.metrics.jobsRecovered(queue, count);
+      return rows.length;
+    });
+  }
+}
+
+interface SweptRow {
+  id: string;
+  queue: QueueName;
+  name: string;
+  data: Record<string, unknown>;
+  opts: JobsOptions;
 }
 
 function countByQueue(rows: Array<{ queue: string }>): Map<string, number> {

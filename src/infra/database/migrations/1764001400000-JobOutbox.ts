@@ -4,7 +4,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * The transactional job outbox (issue 16, docs/decisions.md "Event backbone").
  * A service that needs background work inserts a row here in the transaction
  * of the change; the relay moves committed rows to BullMQ (job id = row id)
- * and the row is deleted once its job has finished. A statement trigger wakes
+ * and the row is deleted once its job has completed (a job that failed for
+ * good keeps its row, marked failed, and is run again later by the relay's
+ * sweep: its failure may have been an outage). A statement trigger wakes
  * the relays on commit (NOTIFY is delivered on commit, dropped on rollback).
  *
  * Work that the removed sweepers used to re-enqueue (pending mail, queued
@@ -24,7 +26,10 @@ export class JobOutbox1764001400000 implements MigrationInterface {
         opts        jsonb NOT NULL DEFAULT '{}',
         created_at  timestamptz NOT NULL DEFAULT now(),
         relayed_at  timestamptz,
-        checked_at  timestamptz
+        checked_at  timestamptz,
+        failed_at   timestamptz,
+        failures    integer NOT NULL DEFAULT 0,
+        last_error  text
       )`);
     await db.query(`CREATE INDEX job_outbox_unrelayed_idx ON job_outbox (created_at) WHERE relayed_at IS NULL`);
     await db.query(`CREATE INDEX job_outbox_relayed_idx ON job_outbox (checked_at) WHERE relayed_at IS NOT NULL`);
