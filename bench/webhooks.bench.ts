@@ -217,7 +217,8 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
     const record = async (count: number): Promise<string[]> => {
       const ids: string[] = [];
       await dataSource.transaction(async (manager) => {
-        for (let k = 0; k < count; k += 1) ids.push((await events.record(manager, payload())).id);
+        if (count === 1) ids.push((await events.record(manager, payload())).id);
+        else ids.push(...(await events.recordMany(manager, Array.from({ length: count }, payload))).map((e) => e.id));
       });
       const at = Date.now();
       for (const id of ids) commitAt.set(id, at);

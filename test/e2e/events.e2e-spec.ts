@@ -88,6 +88,29 @@ describe('domain events (transactional outbox)', () => {
     expect(pending).toBe(0);
   });
 
+  it('records many events in one statement (recordMany): each dispatched once when committed, none when rolled back', async () => {
+    await expect(
+      dataSource.transaction(async (manager) => {
+        await events.recordMany(manager, [{ type: 'probe.counted', payload: { n: -2 } }]);
+        throw new Error('abort the bulk change');
+      }),
+    ).rejects.toThrow('abort the bulk change');
+    const recorded = await dataSource.transaction((manager) =>
+      events.recordMany(
+        manager,
+        Array.from({ length: 50 }, (_, n) => ({ type: 'probe.counted', payload: { n } })),
+      ),
+    );
+    expect(recorded.map((e) => e.payload.n)).toEqual(Array.from({ length: 50 }, (_, n) => n));
+    expect(recorded.every((e) => e.createdAt instanceof Date && e.id.startsWith('evt_'))).toBe(true);
+    const ids = new Set(recorded.map((e) => e.id));
+    await waitFor(() => seen.filter((s) => ids.has(s.id)).length >= 50, { what: 'the bulk-recorded events to be dispatched' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen.filter((s) => ids.has(s.id))).toHaveLength(50);
+    const [{ n }] = await dataSource.query(`SELECT count(*)::int AS n FROM events WHERE payload->>'n' = '-2'`);
+    expect(n).toBe(0);
+  });
+
   it('wakes the dispatcher on commit instead of waiting for the periodic sweep', async () => {
     // The workers sweep every ten minutes, so only the NOTIFY sent at commit can deliver this in time.
     const { id } = await record('probe.counted');

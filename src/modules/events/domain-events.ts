@@ -45,6 +45,36 @@ export class DomainEvents {
   }
 
   /**
+   * Several events in one statement, for a change that produces many at once
+   * (a bulk import, a batch job): the same guarantee as `record`, one round
+   * trip for all of them. Returns them in the order given.
+   */
+  async recordMany(manager: EntityManager, inputs: DomainEventInput[]): Promise<DomainEvent[]> {
+    if (inputs.length === 0) return [];
+    if (!manager.queryRunner?.isTransactionActive) {
+      throw new Error('DomainEvents.recordMany must be called inside a transaction');
+    }
+    const ids = inputs.map(() => newId('evt'));
+    const rows: Array<{ id: string; created_at: Date }> = await manager.query(
+      `WITH recorded AS (
+         INSERT INTO events (id, type, payload, available_at)
+         SELECT id, type, payload, now() + make_interval(secs => delay_ms::double precision / 1000)
+           FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::int[]) AS e(id, type, payload, delay_ms)
+         RETURNING id, created_at)
+       SELECT id, created_at, pg_notify($5, '0') FROM recorded`,
+      [
+        ids,
+        inputs.map((e) => e.type),
+        inputs.map((e) => JSON.stringify(e.payload)),
+        inputs.map((e) => Math.max(0, Math.round(e.delayMs ?? 0))),
+        EVENTS_CHANNEL,
+      ],
+    );
+    const createdAt = new Map(rows.map((row) => [row.id, row.created_at]));
+    return inputs.map((input, i) => ({ id: ids[i], type: input.type, payload: input.payload, createdAt: createdAt.get(ids[i])! }));
+  }
+
+  /**
    * The event as parts of a single statement, for a change that is itself one
    * statement: `WITH change AS (…), <cte> SELECT <select>`. A statement is its
    * own transaction, so the event exists exactly when the change does, as with
