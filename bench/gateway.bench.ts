@@ -79,6 +79,8 @@ describe('gateway benchmark', () => {
       const b = await env.startApi();
       await env.startWorker();
       const maxPairs = Math.floor(Math.max(...LEVELS) / 2);
+      const began = Date.now();
+      const progress = (what: string) => console.info(`gateway bench: ${what} after ${Math.round((Date.now() - began) / 1000)} s`);
 
       const users: LoggedInUser[] = await inBatches(Array.from({ length: maxPairs * 2 }), (_, i) =>
         login(a.url, idp, { sub: `bench-${i}`, name: `Bench ${i}`, email: `bench${i}@example.com` }),
@@ -92,6 +94,7 @@ describe('gateway benchmark', () => {
         return res.body.id as string;
       });
 
+      progress(`${maxPairs * 2} users signed in, ${maxPairs} contacts added`);
       const phases: Array<{ clients: number; baseline: ReturnType<typeof summary>; messaging: ReturnType<typeof summary> }> = [];
       for (const level of LEVELS) {
         const pairs = Math.floor(level / 2);
@@ -109,6 +112,7 @@ describe('gateway benchmark', () => {
           }),
         );
         const baseline = summary(pings, (performance.now() - started) / 1000);
+        progress(`${pairs * 2} sockets open, pings answered`);
 
         started = performance.now();
         const latencies = (
@@ -130,6 +134,7 @@ describe('gateway benchmark', () => {
         expect(messaging.count).toBe(pairs * MESSAGES);
         for (const socket of [...senders, ...receivers]) socket.ws.terminate();
         phases.push({ clients: pairs * 2, baseline, messaging });
+        progress(`${pairs * MESSAGES} messages delivered to ${pairs} recipients`);
         // Let the sockets' cleanup and the durable copies finish before the next phase.
         await new Promise((r) => setTimeout(r, 3_000));
       }
