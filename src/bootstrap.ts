@@ -101,7 +101,7 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
   // The consumer app (/app) and the developer console (/console): static pages built from web/ that use the public API.
-  registerWebPages(fastify);
+  registerWebPages(fastify, { firebaseAuthDomain: config.firebaseWeb?.authDomain });
 
   await app.init();
   return app;

@@ -20,6 +20,13 @@ export interface AppConfig {
   /** Prefix of every Redis key the service writes (queues, limits, caches), so several deployments or test runs can share one server. */
   redisPrefix: string;
   idp: { projectId: string | undefined; jwksUrl: string; issuer: string; audience: string; jwksCooldownMs: number };
+  /**
+   * The development identity provider served by the service itself (`DEV_IDP`; on by default in development
+   * when no provider is configured, refused in production): `idp` then points at it (docs/decisions.md, issue 23).
+   */
+  devIdp: boolean;
+  /** Firebase Authentication web sign-in for /app (`FIREBASE_API_KEY`, `FIREBASE_AUTH_DOMAIN`); unset: no Firebase sign-in page. */
+  firebaseWeb: { apiKey: string; authDomain: string; projectId: string } | undefined;
   /** Lifetime of provider platform access tokens (developer console and app tokens); 3600 by the spec. */
   platformTokenTtlSeconds: number;
   /** Published packages with no activity (versions, installs, executions) for this many days are suspended. */
@@ -103,6 +110,8 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** Audience of the development identity provider's ID tokens. */
+export const DEV_IDP_AUDIENCE = 'dev-project';
 const FIREBASE_JWKS = 'https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com';
 
 type Env = Record<string, string | undefined>;
@@ -179,6 +188,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     fail('IDP_PROJECT_ID', 'is required in production unless IDP_ISSUER and IDP_AUDIENCE are both set');
   }
   const idpProject = projectId ?? 'local-dev';
+  // `auto` (what `npm start` passes): on in development when no provider is configured, so a fresh checkout can sign in.
+  const devIdpRaw = read('DEV_IDP');
+  const noProviderConfigured = !projectId && !read('IDP_JWKS_URL') && !read('IDP_ISSUER');
+  const devIdp = devIdpRaw?.toLowerCase() === 'auto' ? nodeEnv === 'development' && noProviderConfigured : bool('DEV_IDP', false);
+  if (devIdp && nodeEnv === 'production') fail('DEV_IDP', 'must not be enabled when NODE_ENV=production (it signs anyone in)');
+  if (devIdp && (projectId || read('IDP_JWKS_URL'))) fail('DEV_IDP', 'cannot be combined with IDP_PROJECT_ID or IDP_JWKS_URL');
+  const firebaseApiKey = read('FIREBASE_API_KEY');
+  if (firebaseApiKey && !projectId) fail('FIREBASE_API_KEY', 'needs IDP_PROJECT_ID (the Firebase project the web sign-in belongs to)');
 
   const encryptionKeyRaw = read('ENCRYPTION_KEY');
   let encryptionKey: Buffer | undefined;
@@ -233,24 +250,38 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisClusterNodes.push({ host: nodeHost!, port: nodePort });
   }
 
+  const publicBaseUrl = url('PUBLIC_BASE_URL', 'http://localhost:3000', ['http:', 'https:'])!;
   const config: AppConfig = {
     role,
     nodeEnv,
     port: port('PORT', 3000, true),
     host,
-    publicBaseUrl: url('PUBLIC_BASE_URL', 'http://localhost:3000', ['http:', 'https:'])!,
+    publicBaseUrl,
     docsUrl: url('DOCS_URL', 'https://docs.example.com', ['http:', 'https:'])!,
     databaseUrl: url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/service', ['postgres:', 'postgresql:'])!,
     redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
     redisClusterNodes,
     redisPrefix,
-    idp: {
-      projectId,
-      jwksUrl: url('IDP_JWKS_URL', FIREBASE_JWKS, ['http:', 'https:'])!,
-      issuer: read('IDP_ISSUER') ?? `https://securetoken.google.com/${idpProject}`,
-      audience: read('IDP_AUDIENCE') ?? idpProject,
-      jwksCooldownMs: int('IDP_JWKS_COOLDOWN_SECONDS', 30, 0, 3600) * 1000,
-    },
+    idp: devIdp
+      ? {
+          projectId: undefined,
+          jwksUrl: `${publicBaseUrl}/dev-idp/jwks.json`,
+          issuer: `${publicBaseUrl}/dev-idp`,
+          audience: DEV_IDP_AUDIENCE,
+          jwksCooldownMs: 0,
+        }
+      : {
+          projectId,
+          jwksUrl: url('IDP_JWKS_URL', FIREBASE_JWKS, ['http:', 'https:'])!,
+          issuer: read('IDP_ISSUER') ?? `https://securetoken.google.com/${idpProject}`,
+          audience: read('IDP_AUDIENCE') ?? idpProject,
+          jwksCooldownMs: int('IDP_JWKS_COOLDOWN_SECONDS', 30, 0, 3600) * 1000,
+        },
+    devIdp,
+    firebaseWeb:
+      firebaseApiKey && projectId
+        ? { apiKey: firebaseApiKey, authDomain: read('FIREBASE_AUTH_DOMAIN') ?? `${projectId}.firebaseapp.com`, projectId }
+        : undefined,
     platformTokenTtlSeconds: int('PLATFORM_TOKEN_TTL_SECONDS', 3600, 1, 86_400),
     packageInactivityDays: int('PACKAGE_INACTIVITY_DAYS', 180, 1, 3650),
     anonymousPerMinute: int('ANONYMOUS_RATE_LIMIT_PER_MINUTE', 60, 1, 1_000_000),

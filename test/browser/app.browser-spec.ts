@@ -52,7 +52,7 @@ describe('consumer app pages', () => {
 
   /** The id of the contact the signed-in user of `page` has for Ada (what Grace sends to). */
   async function graceContactOfAda(page: Page): Promise<string> {
-    const token = await page.evaluate<string>("JSON.parse(sessionStorage.getItem('soul.app.session')).token");
+    const token = await page.evaluate<string>("JSON.parse(localStorage.getItem('soul.app.session')).token");
     const list = await request(url)
       .get('/v1/contacts')
       .set({ authorization: `Bearer ${token}` })
@@ -138,7 +138,7 @@ describe('consumer app pages', () => {
     await ticker.getByText('Live', { exact: true }).waitFor({ timeout: 20_000 });
     expect(await ticker.getByRole('img').getAttribute('aria-label')).toMatch(/^Ticker \(Acme Bank\)/);
     // Provider data is untrusted: odd shapes and markup arrive as text, never as elements, and break nothing.
-    const token = await page.evaluate<string>("JSON.parse(sessionStorage.getItem('soul.app.session')).token");
+    const token = await page.evaluate<string>("JSON.parse(localStorage.getItem('soul.app.session')).token");
     const installs = await request(url)
       .get('/v1/installs')
       .set({ authorization: `Bearer ${token}` })
@@ -271,7 +271,7 @@ describe('consumer app pages', () => {
     await ada.evaluate('window.sockets.forEach((socket) => socket.close())');
     await request(url)
       .post('/v1/messages')
-      .set({ authorization: `Bearer ${await grace.evaluate<string>("JSON.parse(sessionStorage.getItem('soul.app.session')).token")}` })
+      .set({ authorization: `Bearer ${await grace.evaluate<string>("JSON.parse(localStorage.getItem('soul.app.session')).token")}` })
       .send({ recipient_id: await graceContactOfAda(grace), content: 'Sent while you were offline.' })
       .expect(201);
     await ada.getByRole('log', { name: 'Messages with Grace' }).getByText('Sent while you were offline.').waitFor();

@@ -196,6 +196,17 @@ describe('agent actions (POST /v1/agents/execute, GET /v1/agents/actions/:id)', 
       expect(res.body.result.draft).toContain('P.S.');
     });
 
+    it('writes an instruction as a message to the recipient instead of echoing it (built-in composer)', async () => {
+      const user = await newUser(url, idp);
+      const res = await execute(url, user, {
+        action: 'draft_email',
+        params: { to: 'bob@example.com', subject: 'Dinner', context: 'invite Bob to dinner on Friday' },
+      }).expect(200);
+      expect(res.body.result.source).toBe('composer');
+      expect(res.body.result.draft).toContain('Would you like to come over for dinner on Friday?');
+      expect(res.body.result.draft).not.toMatch(/invite Bob/i);
+    });
+
     it('writes with neutral defaults when the user has deleted their soul', async () => {
       const user = await newUser(url, idp);
       await setTraits(url, user, { formality: 0.95, humour: 'playful' });
@@ -497,5 +508,44 @@ describe('agent actions with a language model (AGENT_LLM_URL)', () => {
       const res = await execute(url, user, { action: 'draft_email', params: DRAFT }).expect(200);
       expect(res.body.result.source).toBe('composer');
     }
+  });
+});
+
+describe('agent actions with a local OpenAI-compatible server addressed by its base URL (AGENT_LLM_URL=…/v1, as for Ollama)', () => {
+  let idp: TestIdentityProvider;
+  let llm: TestLlmServer;
+  let env: TestEnvironment;
+  let url: string;
+
+  beforeAll(async () => {
+    idp = await TestIdentityProvider.start();
+    llm = await TestLlmServer.start();
+    // What the README tells an Ollama user to set: the base URL, a model name, no API key.
+    const llmEnv = { AGENT_LLM_URL: llm.baseUrl, AGENT_LLM_MODEL: 'llama3.2' };
+    env = await TestEnvironment.create(idp.env);
+    url = (await env.startApi({ env: llmEnv })).url;
+    await env.startWorker({ env: llmEnv });
+  });
+  afterAll(async () => {
+    await env.close();
+    await llm.close();
+    await idp.close();
+  });
+
+  it('posts to <base>/chat/completions with the model and no key, and returns the model draft', async () => {
+    llm.answerWith('Hi Bob,\n\nWould you like to come over for dinner on Friday?\n\nCheers,\nGrace');
+    const user = await newUser(url, idp);
+    const before = llm.requests.length;
+    const res = await execute(url, user, {
+      action: 'draft_email',
+      params: { to: 'bob@example.com', subject: 'Dinner', context: 'invite Bob to dinner on Friday' },
+    }).expect(200);
+    expect(res.body.result).toMatchObject({ source: 'llm', draft: expect.stringContaining('come over for dinner') });
+    expect(llm.requests).toHaveLength(before + 1);
+    const sent = llm.requests[before];
+    expect(sent).toMatchObject({ method: 'POST', path: '/v1/chat/completions' });
+    expect(sent.body.model).toBe('llama3.2');
+    expect(sent.headers.authorization).toBeUndefined();
+    expect(sent.body.messages[1].content).toContain('invite Bob to dinner on Friday');
   });
 });

@@ -384,13 +384,13 @@ describe('contacts, groups and messages (user API)', () => {
   });
 
   describe('sending messages', () => {
-    it('sends to a contact: 201 with id, status sent and created_at; one recipient row; last_interaction updated', async () => {
+    it('sends to a contact: 201 with id, status waiting (nobody on the service has its address yet) and created_at; one recipient row; last_interaction updated', async () => {
       const user = alice;
       const contact = await addContact(user, { name: 'Reader' });
       const res = await send(user, contact.id, 'Hi there').expect(201);
       expect(res.body).toEqual({
         id: expect.stringMatching(/^msg_[0-9A-Za-z]{22}$/),
-        status: 'sent',
+        status: 'waiting',
         created_at: expect.stringMatching(ISO),
       });
       const recipients = await dataSource.query(
@@ -455,6 +455,7 @@ describe('contacts, groups and messages (user API)', () => {
         recipient_user_ids: [linkedUser.id],
         sender_contact_ids: {},
         contact_ids: expect.arrayContaining(members.map((m) => m.id)),
+        group_name: 'Team',
         type: 'markdown',
         content: '**Stand-up** at ten',
         created_at: res.body.created_at,
@@ -653,9 +654,14 @@ describe('contacts, groups and messages (user API)', () => {
           direction: 'outbound',
           sender_contact_id: null,
           recipient_id: bobForAlice.id,
+          recipient_kind: 'contact',
+          group_id: null,
           type: 'text',
           content: 'message 5',
           status: 'sent',
+          delivered_at: null,
+          read_at: null,
+          waiting_recipients: 0,
           created_at: expect.stringMatching(ISO),
         },
         {
@@ -663,9 +669,14 @@ describe('contacts, groups and messages (user API)', () => {
           direction: 'inbound',
           sender_contact_id: bobForAlice.id,
           recipient_id: alice.id,
+          recipient_kind: 'contact',
+          group_id: null,
           type: 'text',
           content: 'message 4',
           status: 'sent',
+          delivered_at: null,
+          read_at: null,
+          waiting_recipients: 0,
           created_at: expect.stringMatching(ISO),
         },
       ]);
@@ -680,11 +691,11 @@ describe('contacts, groups and messages (user API)', () => {
         .expect(200);
       expect(third.body).toEqual({ messages: [expect.objectContaining({ id: sent[0], content: 'message 1' })], next_cursor: null });
 
-      // Default limit 20. Bob sees the thread from his side: what Alice sent him, directly or through her group, is inbound.
+      // Default limit 20. Bob sees the thread from his side: what Alice sent him directly is inbound; her group message
+      // belongs to the group's thread, not to this one.
       const bobSide = await request(url).get(`/v1/messages?with=${aliceForBob.id}`).set(bob.auth).expect(200);
       expect(bobSide.body.next_cursor).toBeNull();
       expect(bobSide.body.messages.map((m: { id: string; direction: string }) => [m.id, m.direction])).toEqual([
-        [groupMessage.id, 'inbound'],
         [sent[4], 'inbound'],
         [sent[3], 'outbound'],
         [sent[2], 'inbound'],
@@ -692,10 +703,20 @@ describe('contacts, groups and messages (user API)', () => {
         [sent[0], 'inbound'],
       ]);
 
-      // A group thread holds what was sent to the group.
+      // A group thread holds what was sent to the group: the owner's side and the member's.
       const groupThread = await request(url).get(`/v1/messages?with=${group.id}`).set(alice.auth).expect(200);
       expect(groupThread.body.messages).toEqual([
         expect.objectContaining({ direction: 'outbound', recipient_id: group.id, content: 'to the group' }),
+      ]);
+      const bobGroupThread = await request(url).get(`/v1/messages?with=${group.id}`).set(bob.auth).expect(200);
+      expect(bobGroupThread.body.messages).toEqual([
+        expect.objectContaining({
+          id: groupMessage.id,
+          direction: 'inbound',
+          recipient_kind: 'group',
+          group_id: group.id,
+          sender_contact_id: aliceForBob.id,
+        }),
       ]);
 
       // Agents read the same items through MessagesService.conversation.

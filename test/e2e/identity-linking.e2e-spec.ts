@@ -128,7 +128,9 @@ describe('identity: verified emails and contact linking', () => {
     expect(await recipientUserOf(second)).toBe(dave.id);
     expect(await history(impostor, aliceAtImpostor.id as string)).toEqual([]);
     const aliceAtDave = await addContact(dave, 'Alice', 'alice@example.com');
-    expect((await history(dave, aliceAtDave.id as string)).map((m) => m.content)).toEqual(['hello Dave']);
+    // The message sent while nobody held the address waited for Dave (the pending-contact rule, issue 23); never for the impostor.
+    expect((await history(dave, aliceAtDave.id as string)).map((m) => m.content)).toEqual(['hello Dave', 'for Dave only']);
+    expect(await recipientUserOf(first)).toBe(dave.id);
   });
 
   it('never re-points links when a user logs in again claiming another address, verified or not', async () => {

@@ -26,7 +26,10 @@ type Behaviour =
  */
 export class TestLlmServer {
   readonly requests: RecordedLlmRequest[] = [];
+  /** The chat completions endpoint itself. */
   url = '';
+  /** The API root, as OpenAI-compatible servers document it (Ollama: `http://127.0.0.1:11434/v1`). */
+  baseUrl = '';
   private server: Server;
   private behaviour: Behaviour = { kind: 'answer', content: () => 'Hello from the language model.' };
 
@@ -72,7 +75,8 @@ export class TestLlmServer {
       });
     });
     await new Promise<void>((resolve) => llm.server.listen(0, '127.0.0.1', resolve));
-    llm.url = `http://127.0.0.1:${(llm.server.address() as AddressInfo).port}/v1/chat/completions`;
+    llm.baseUrl = `http://127.0.0.1:${(llm.server.address() as AddressInfo).port}/v1`;
+    llm.url = `${llm.baseUrl}/chat/completions`;
     return llm;
   }
 

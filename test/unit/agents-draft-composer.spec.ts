@@ -1,4 +1,5 @@
 import { DraftComposer, DraftRequest, recipientNameFromEmail, splitSentences } from '../../src/modules/agents/actions/draft-composer';
+import { toSecondPerson } from '../../src/modules/agents/actions/draft-instructions';
 import { suggestReplies } from '../../src/modules/agents/actions/reply-suggester';
 import { summarizeConversation } from '../../src/modules/agents/actions/conversation-summarizer';
 import { SoulTraits } from '../../src/modules/soul/soul-traits';
@@ -124,6 +125,104 @@ describe('DraftComposer', () => {
   it('ends with the bare sign-off when the sender has no name', () => {
     expect(draft({ formality: 0.1 }, { senderName: null }).endsWith('\n\nCheers,')).toBe(true);
   });
+});
+
+describe('DraftComposer: instructions become a message (issue 23)', () => {
+  const bob = (traits: Partial<SoulTraits> | null, context: string) =>
+    draft(traits, { to: 'bob@example.com', subject: 'Dinner', context, senderName: 'Grace Hopper' });
+  const body = (text: string) => text.split('\n\n').slice(1, -1).join('\n\n');
+
+  it('writes "invite Bob to dinner" as an invitation to Bob, not an echo of the instruction', () => {
+    const text = bob({}, 'invite Bob to dinner at my place on Friday');
+    expect(text).toBe(
+      'Hello Bob,\n\nWould you like to come over for dinner at my place on Friday? Let me know if you can make it.\n\nBest regards,\nGrace Hopper',
+    );
+    expect(text).not.toMatch(/invite Bob/i);
+  });
+
+  it('lets the communication style change the sentence itself, not only the stock lines around it', () => {
+    const sentence = (style: SoulTraits['communication_style']) =>
+      body(bob({ communication_style: style, empathy: 0.5 }, 'invite Bob to dinner on Friday')).split('\n\n')[0];
+    expect(sentence('diplomatic')).toMatch(/^Would you like to come over for dinner on Friday\?/);
+    expect(sentence('direct')).toMatch(/^Can you come over for dinner on Friday\?/);
+    expect(sentence('analytical')).toMatch(/^I'd like to invite you to dinner on Friday\. If the time does not suit you/);
+    expect(sentence('expressive')).toMatch(/^I'd love to have you over for dinner on Friday!/);
+    expect(new Set((['diplomatic', 'direct', 'analytical', 'expressive'] as const).map(sentence)).size).toBe(4);
+  });
+
+  it('writes a formal voice without contractions and a casual one with them', () => {
+    const formal = body(bob({ formality: 0.9, communication_style: 'expressive' }, 'invite Bob to dinner on Friday'));
+    expect(formal).toContain('It would be a real pleasure to have you join us for dinner on Friday.');
+    expect(formal).not.toMatch(/\b\w+'(?:d|ll|m|re|s|t|ve)\b/);
+    const casual = body(bob({ formality: 0.1, communication_style: 'expressive' }, 'invite Bob to dinner on Friday'));
+    expect(casual).toContain("I'd love to have you over for dinner on Friday!");
+  });
+
+  it('lets empathy change what is said about the reader: a warm invitation leaves room to say no', () => {
+    expect(bob({ empathy: 0.9 }, 'invite Bob to dinner')).toContain("No pressure at all if you're busy, just let me know.");
+    expect(bob({ empathy: 0.1 }, 'invite Bob to dinner')).toContain('Let me know if you can make it.');
+    expect(bob({ empathy: 0.9 }, 'ask Bob to send me the slides')).toContain('No rush if you have a lot on.');
+  });
+
+  it('speaks to the recipient: third-person mentions become "you" and "your"', () => {
+    expect(bob({}, 'thank Bob for his help with the move')).toContain('Thank you so much for your help with the move.');
+    expect(bob({ communication_style: 'direct' }, 'ask Bob if he is free on Saturday')).toContain('Are you free on Saturday?');
+    expect(bob({}, 'ask him if he wants to join')).toContain('I was wondering whether you want to join.');
+    expect(bob({}, 'congratulate Bob on his new job')).toContain('Congratulations on your new job!');
+    expect(bob({ formality: 0.9 }, 'apologise to Bob for missing his call')).toContain('Please accept my apologies for missing your call');
+  });
+
+  it("reads requests, reminders, news and follow-ups in the sender's style", () => {
+    expect(bob({ communication_style: 'direct' }, 'Please ask Bob to send me the slides by Monday.')).toContain(
+      'Please send me the slides by Monday.',
+    );
+    expect(bob({ communication_style: 'diplomatic' }, 'ask Bob for the slides')).toContain('Would you be able to send me the slides?');
+    expect(bob({ communication_style: 'direct' }, 'remind him to bring the tickets')).toContain('Reminder: please bring the tickets.');
+    expect(bob({}, 'tell Bob that the meeting moved to 3pm')).toContain('I wanted to let you know that the meeting moved to 3pm.');
+    expect(bob({ communication_style: 'analytical' }, 'let Bob know the build is green')).toContain('A quick update: the build is green.');
+    expect(bob({}, 'follow up on the contract')).toContain('I wanted to follow up on the contract, when you have a moment.');
+  });
+
+  it('splits several instructions in one sentence and numbers them for an analytical writer', () => {
+    const context = 'invite Bob to lunch on Sunday and ask him to bring the photos';
+    expect(body(bob({ communication_style: 'direct' }, context))).toBe(
+      'Can you come over for lunch on Sunday? Let me know if you can make it. Please bring the photos.\n\nThanks in advance.',
+    );
+    expect(bob({ communication_style: 'analytical' }, context)).toContain("A few points:\n1. I'd like to invite you to lunch on Sunday.");
+    expect(bob({ communication_style: 'analytical' }, context)).toContain('\n2. Could you bring the photos?');
+  });
+
+  it('addresses a group named in the instruction ("the team") as "you"', () => {
+    const text = draft({}, { to: 'team@example.com', context: 'invite the team to the Fortran class on Friday' });
+    expect(text).toContain('Would you like to come to the Fortran class on Friday?');
+    expect(text.startsWith('Hello,')).toBe(true);
+  });
+
+  it('keeps sentences that are not instructions, styled as before', () => {
+    const text = bob({ communication_style: 'diplomatic' }, 'invite Bob to dinner on Friday. Anna is cooking.');
+    expect(text).toContain('Would you like to come over for dinner on Friday?');
+    expect(text).toContain('Anna is cooking.');
+  });
+
+  it('fits the humour line to an invitation', () => {
+    expect(bob({ humour: 'playful' }, 'invite Bob to dinner')).toContain('P.S. I promise the cooking has improved since last time!');
+    expect(bob({ humour: 'dry' }, 'invite Bob to dinner')).not.toContain('P.S.');
+  });
+
+  it('is deterministic', () => {
+    expect(bob({ formality: 0.2 }, 'invite Bob to dinner on Friday')).toBe(bob({ formality: 0.2 }, 'invite Bob to dinner on Friday'));
+  });
+});
+
+describe('toSecondPerson', () => {
+  it.each([
+    ['his wife', 'your wife'],
+    ['if she is free', 'if you are free'],
+    ["Bob's birthday", 'your birthday'],
+    ['when he wants', 'when you want'],
+    ['give her the keys', 'give you the keys'],
+    ['her report', 'your report'],
+  ])('%s → %s', (text, expected) => expect(toSecondPerson(text, 'Bob')).toBe(expected));
 });
 
 describe('recipientNameFromEmail', () => {

@@ -76,6 +76,17 @@ export class GatewayClient {
     this.connect();
   }
 
+  /**
+   * Tries to connect now instead of at the end of the backoff: the service has
+   * just answered a request (it is back), or the browser is online again.
+   */
+  retryNow(): void {
+    if (!this.token || this.state !== 'offline' || !this.timer) return;
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.connect();
+  }
+
   /** Whether the last `ready` listed this contact as a mutual one. */
   knowsPresenceOf(contactId: string): boolean {
     return this.presence.has(contactId);
@@ -234,6 +245,7 @@ export class GatewayClient {
 }
 
 export const gateway = new GatewayClient();
+window.addEventListener('online', () => gateway.retryNow());
 
 /** Re-renders on every frame of the given types; returns nothing (read state from `gateway`). */
 export function useGatewayEvents(types: string[], handler: (frame: GatewayFrame) => void, deps: unknown[]): void {
@@ -245,7 +257,13 @@ export function useGatewayEvents(types: string[], handler: (frame: GatewayFrame)
 
 export function useConnectionState(): ConnectionState {
   const [state, setState] = useState(gateway.state);
-  useEffect(() => gateway.onState(setState), []);
+  useEffect(() => {
+    const off = gateway.onState(setState);
+    // The state may have changed between the first render and this subscription (a fast `ready`): without this the
+    // page kept showing "Connecting…" under a "Live" badge until the next change.
+    setState(gateway.state);
+    return off;
+  }, []);
   return state;
 }
 
@@ -256,19 +274,21 @@ export function useConnectionState(): ConnectionState {
  * since, makes the gateway connect again once so their presence is known.
  */
 export function usePresence(contactId: string | null | undefined, refreshIfUnknown = false): string | null {
-  const [status, setStatus] = useState<string | null>(contactId ? (gateway.presence.get(contactId) ?? null) : null);
+  const current = () => (!contactId ? null : gateway.state === 'open' ? (gateway.presence.get(contactId) ?? null) : 'unknown');
+  const [status, setStatus] = useState<string | null>(current);
   useEffect(() => {
     if (!contactId) return;
     let refreshed = false;
     const refresh = () => {
-      setStatus(gateway.presence.get(contactId) ?? null);
+      // While the connection is down nobody's presence is known: the last status seen may be long out of date.
+      setStatus(current());
       if (refreshIfUnknown && !refreshed && gateway.state === 'open' && !gateway.knowsPresenceOf(contactId)) {
         refreshed = true;
         gateway.refresh();
       }
     };
     refresh();
-    const offs = [gateway.on('presence.updated', refresh), gateway.on('ready', refresh)];
+    const offs = [gateway.on('presence.updated', refresh), gateway.on('ready', refresh), gateway.onState(refresh)];
     return () => offs.forEach((off) => off());
   }, [contactId, refreshIfUnknown]);
   return status;

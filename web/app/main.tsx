@@ -1,67 +1,31 @@
 import { render } from 'preact';
 import '../shared/styles.css';
 import './app.css';
-import { formValues, request } from '../shared/api';
-import { matchRoute, navigate, Route, setBase, useLocation } from '../shared/router';
+import { request } from '../shared/api';
+import { matchRoute, Route, setBase, useLocation } from '../shared/router';
 import { useSession } from '../shared/session';
-import { Button, Field, Layout, Notice, PageTitle, useAction } from '../shared/ui';
+import { Button, Layout, Notice } from '../shared/ui';
 import { gateway, useConnectionState } from './gateway';
 import { AgentPage } from './pages/agent';
 import { ContactsPage } from './pages/contacts';
-import { ConversationPage } from './pages/conversation';
+import { ConversationPage, GroupConversationPage } from './pages/conversation';
 import { GroupsPage } from './pages/groups';
 import { HomePage } from './pages/home';
+import { InboxPage } from './pages/inbox';
 import { MarketplacePage, PackagePage } from './pages/marketplace';
 import { SoulPage } from './pages/soul';
 import { PRODUCT } from './product';
-import { session, UserSession } from './session';
+import { session } from './session';
+import { SignIn } from './sign-in';
 import { useEffect } from 'preact/hooks';
-
-/**
- * Development sign-in: the page accepts an ID token from the identity
- * provider (in production the provider's own sign-in widget obtains it) and
- * exchanges it at POST /v1/auth/login for a service token.
- */
-function SignIn() {
-  const login = useAction(async (idToken: string) => {
-    const result = await request<{ token: string; expires_at: string; user: UserSession['user'] }>('POST', '/v1/auth/login', {
-      body: { firebase_token: idToken },
-    });
-    session.set({ token: result.token, expiresAt: result.expires_at, user: result.user });
-    navigate('/', { replace: true });
-  });
-  return (
-    <main id="main" class="narrow">
-      <PageTitle product={PRODUCT}>Sign in</PageTitle>
-      <form
-        class="card"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void login.run(formValues(event.currentTarget).id_token ?? '');
-        }}
-      >
-        <Field
-          label="Identity provider token"
-          name="id_token"
-          multiline
-          required
-          hint="Paste the ID token issued by your identity provider (development sign-in)."
-          autoComplete="off"
-        />
-        {login.error && <Notice kind="error">{login.error}</Notice>}
-        <Button type="submit" variant="primary" busy={login.busy}>
-          Sign in
-        </Button>
-      </form>
-    </main>
-  );
-}
 
 const ROUTES: Route[] = [
   { path: '/', render: () => <HomePage /> },
+  { path: '/inbox', render: () => <InboxPage /> },
   { path: '/contacts', render: () => <ContactsPage /> },
   { path: '/contacts/:contactId', render: (p) => <ConversationPage contactId={p.contactId} /> },
   { path: '/groups', render: () => <GroupsPage /> },
+  { path: '/groups/:groupId', render: (p) => <GroupConversationPage groupId={p.groupId} /> },
   { path: '/marketplace', render: () => <MarketplacePage /> },
   { path: '/marketplace/:slug', render: (p) => <PackagePage slug={p.slug} /> },
   { path: '/soul', render: () => <SoulPage /> },
@@ -70,6 +34,7 @@ const ROUTES: Route[] = [
 
 const NAV = [
   { href: '/', label: 'Home' },
+  { href: '/inbox', label: 'Inbox' },
   { href: '/contacts', label: 'Contacts' },
   { href: '/groups', label: 'Groups' },
   { href: '/marketplace', label: 'Marketplace' },

@@ -82,10 +82,25 @@ export function Layout(props: { product: string; nav: NavItem[]; account?: Compo
   );
 }
 
+let baseTitle = '';
+let titleDecorator: (title: string) => string = (title) => title;
+
+/** Lets a page family add to every document title (the app's unread count: `(3) Inbox · …`). */
+export function setTitleDecorator(decorate: (title: string) => string): void {
+  titleDecorator = decorate;
+  refreshTitle();
+}
+
+/** Applies the decorator again, after what it shows has changed. */
+export function refreshTitle(): void {
+  if (baseTitle) document.title = titleDecorator(baseTitle);
+}
+
 /** Page title: also sets the document title, and is the first heading for screen readers. */
 export function PageTitle(props: { children: string; product: string; actions?: ComponentChildren }) {
   useEffect(() => {
-    document.title = `${props.children} · ${props.product}`;
+    baseTitle = `${props.children} · ${props.product}`;
+    refreshTitle();
   }, [props.children, props.product]);
   return (
     <div class="page-title">

@@ -18,19 +18,28 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /**
  * Same-origin everything: the pages call only this service's API and gateway,
- * and no script, style or frame comes from anywhere else.
+ * and no script, style or frame comes from anywhere else. The one exception,
+ * only when Firebase web sign-in is configured: the Firebase Auth endpoints
+ * the sign-in calls, Google's script for the popup, and the project's auth
+ * domain, which hosts the popup's frame.
  */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "object-src 'none'",
-].join('; ');
+export function contentSecurityPolicy(firebaseAuthDomain?: string): string {
+  const firebase = firebaseAuthDomain !== undefined;
+  return [
+    "default-src 'self'",
+    firebase ? "script-src 'self' https://apis.google.com" : "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    firebase
+      ? "connect-src 'self' https://identitytoolkit.googleapis.com https://securetoken.googleapis.com"
+      : "connect-src 'self'",
+    ...(firebase ? [`frame-src https://${firebaseAuthDomain}`] : []),
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "object-src 'none'",
+  ].join('; ');
+}
 
 interface Asset {
   body: Buffer;
@@ -59,7 +68,12 @@ function filesUnder(dir: string): string[] {
  * a built file answers with its index.html: the page's router takes it from
  * there, so deep links such as /console/verify-email?token=… work.
  */
-export function registerWebPages(fastify: FastifyInstance, root: string | null = findWebRoot()): void {
+export function registerWebPages(
+  fastify: FastifyInstance,
+  options: { firebaseAuthDomain?: string } = {},
+  root: string | null = findWebRoot(),
+): void {
+  const policy = contentSecurityPolicy(options.firebaseAuthDomain);
   const logger = new Logger('WebPages');
   const assets = new Map<string, Asset>();
   if (root) {
@@ -80,7 +94,7 @@ export function registerWebPages(fastify: FastifyInstance, root: string | null =
     if (asset.immutable) {
       void reply.header('cache-control', 'public, max-age=31536000, immutable');
     } else {
-      void reply.header('cache-control', 'no-cache').header('content-security-policy', CONTENT_SECURITY_POLICY);
+      void reply.header('cache-control', 'no-cache').header('content-security-policy', policy);
     }
     return reply.send(asset.body);
   };

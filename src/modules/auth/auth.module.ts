@@ -5,12 +5,16 @@ import { SoulModule } from '../soul/soul.module';
 import { AccessTokens } from './access-tokens';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
+import { DevAccountsRepository } from './dev-identity/dev-accounts.repository';
+import { DevIdentityController } from './dev-identity/dev-identity.controller';
+import { DevIdentityKeys } from './dev-identity/dev-identity-keys';
 import { SessionEntity } from './entities/session.entity';
 import { SigningKeyEntity } from './entities/signing-key.entity';
 import { UserEntity } from './entities/user.entity';
 import { IdentityTokenVerifier } from './identity-token.verifier';
 import { OperatorUsersController } from './operator-users.controller';
 import { SessionCache } from './session-cache';
+import { SignInConfigController } from './sign-in-config.controller';
 import { Sessions } from './sessions.service';
 import { SigningKeys } from './signing-keys.service';
 import { UserAuthGuard } from './user-auth.guard';
@@ -25,11 +29,13 @@ import { UsersService } from './users.service';
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([UserEntity, SessionEntity, SigningKeyEntity]), PassportModule, SoulModule],
-  controllers: [AuthController, OperatorUsersController],
+  controllers: [AuthController, OperatorUsersController, DevIdentityController, SignInConfigController],
   providers: [
     SigningKeys,
     AccessTokens,
     IdentityTokenVerifier,
+    DevIdentityKeys,
+    DevAccountsRepository,
     Sessions,
     SessionCache,
     AuthService,

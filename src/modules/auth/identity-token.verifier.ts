@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createRemoteJWKSet, errors, JWTPayload, jwtVerify } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, errors, JWTPayload, jwtVerify } from 'jose';
 import { ApiError } from '../../common/errors/api-error';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
+import { DevIdentityKeys } from './dev-identity/dev-identity-keys';
 
 export interface VerifiedIdentity {
   subject: string;
@@ -18,18 +19,25 @@ const CLOCK_TOLERANCE_SECONDS = 5;
  * Verifies ID tokens of the identity provider (Firebase by default): RS256
  * signature against the provider's JWKS (cached; fetched again when a token
  * names an unknown `kid`), issuer, audience, expiry, and that `iat` and
- * `auth_time` are not in the future, with a non-empty `sub`.
+ * `auth_time` are not in the future, with a non-empty `sub`. With `DEV_IDP` the
+ * keys are the in-process development provider's (the set it serves at
+ * /dev-idp/jwks.json), so the service never calls itself.
  */
 @Injectable()
 export class IdentityTokenVerifier {
-  private readonly jwks: ReturnType<typeof createRemoteJWKSet>;
+  private readonly jwks: ReturnType<typeof createRemoteJWKSet> | ReturnType<typeof createLocalJWKSet>;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
-    this.jwks = createRemoteJWKSet(new URL(config.idp.jwksUrl), {
-      cacheMaxAge: 10 * 60_000,
-      cooldownDuration: config.idp.jwksCooldownMs,
-      timeoutDuration: 5_000,
-    });
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    devKeys: DevIdentityKeys,
+  ) {
+    this.jwks = devKeys.enabled
+      ? createLocalJWKSet(devKeys.jwks())
+      : createRemoteJWKSet(new URL(config.idp.jwksUrl), {
+          cacheMaxAge: 10 * 60_000,
+          cooldownDuration: config.idp.jwksCooldownMs,
+          timeoutDuration: 5_000,
+        });
   }
 
   async verify(token: string): Promise<VerifiedIdentity> {

@@ -36,7 +36,8 @@ export class UsersService {
    * else null. The latest verified proof wins: the address is taken from
    * whoever held it (their `verified_email` becomes NULL), and contacts with
    * that email reach the new holder from this commit on (contacts derive their
-   * link from `verified_email`). A login without a verified email lets go of
+   * link from `verified_email`), and so do the messages sent to such a contact
+   * while no user held the address. A login without a verified email lets go of
    * the address the user held; it never takes anyone else's.
    */
   async restateVerifiedEmail(manager: EntityManager, userId: string, address: string | null): Promise<void> {
@@ -56,6 +57,15 @@ export class UsersService {
       userId,
     ]);
     await manager.query(`UPDATE users SET verified_email = lower($1) WHERE id = $2`, [address, userId]);
+    // The pending-contact rule (docs/decisions.md, issue 23): what was sent to this address before anyone held it
+    // is now this user's (history, inbox, `sync`). Deliveries that already reached an earlier holder stay theirs.
+    await manager.query(
+      `UPDATE message_recipients r SET recipient_user_id = $2
+         FROM contacts c
+        WHERE c.id = r.contact_id AND r.recipient_user_id IS NULL
+          AND c.email IS NOT NULL AND lower(c.email) = lower($1) AND c.user_id <> $2`,
+      [address, userId],
+    );
   }
 
   async setTier(userId: string, tier: UserTier): Promise<OperatorUserDto> {

@@ -120,6 +120,16 @@ export class ContactsService {
         if (isDuplicateEmail(error)) throw duplicateEmail(entity.email!);
         throw error;
       }
+      // The pending-contact rule (docs/decisions.md, issue 23): an address corrected to one a user already holds
+      // hands that user what waited for the contact; messages that reached someone stay theirs.
+      if (patch.email) {
+        await manager.query(
+          `UPDATE message_recipients r SET recipient_user_id = l.id
+             FROM (SELECT ${linkedUserSql('c')} AS id FROM contacts c WHERE c.id = $1) l
+            WHERE r.contact_id = $1 AND r.recipient_user_id IS NULL AND l.id IS NOT NULL`,
+          [entity.id],
+        );
+      }
       return entity.id;
     });
     return this.get(userId, changed);

@@ -231,7 +231,7 @@ export class GatewayFrames {
     for (const message of missed) {
       connection.send({
         type: 'message.created',
-        data: { ...message, status: 'sent', direction: 'inbound', recipient_id: connection.user.id, replayed: true },
+        data: { ...message, direction: 'inbound', recipient_id: connection.user.id, replayed: true },
       });
       const receipt = await this.receipts.markDelivered(connection.user.id, message.id);
       if (receipt)

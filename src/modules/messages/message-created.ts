@@ -21,6 +21,8 @@ export type MessageCreatedPayload = {
    */
   sender_contact_ids?: Record<string, string>;
   contact_ids: string[];
+  /** The group's name at sending, for a group message (absent on events recorded before issue 23). */
+  group_name?: string;
   type: MessageType;
   content: string;
   created_at: string;
@@ -31,16 +33,20 @@ export type MessageCreatedPayload = {
  * sender's channel (their other sockets) and an `inbound` copy on each
  * recipient's, naming the sender by the recipient's own contact for them
  * (`sender_contact_id`, null when they have not added the sender), never by
- * user id. Built the same way by the fast path and the durable path, so a
- * socket that gets both sees the same frame twice and drops the second.
+ * user id. A group message carries `group_id` and `group_name` on every copy,
+ * so a member's client files it under the group, not under the sender. The
+ * sender's copy says `waiting` when no recipient is on the service yet (the
+ * pending-contact rule). Built the same way by the fast path and the durable
+ * path, so a socket that gets both sees the same frame twice and drops the second.
  */
 export function messageCreatedPublications(prefix: string, payload: MessageCreatedPayload): Array<{ channel: string; event: BusEvent }> {
+  const group = payload.recipient_kind === 'group' ? { group_id: payload.recipient_id, group_name: payload.group_name ?? null } : {};
   const item = {
     id: payload.message_id,
     recipient_kind: payload.recipient_kind,
+    ...group,
     type: payload.type,
     content: payload.content,
-    status: 'sent',
     created_at: payload.created_at,
   };
   const publications: Array<{ channel: string; event: BusEvent }> = [
@@ -48,7 +54,13 @@ export function messageCreatedPublications(prefix: string, payload: MessageCreat
       channel: userChannel(prefix, payload.sender_id),
       event: {
         type: MESSAGE_CREATED,
-        data: { ...item, direction: 'outbound', sender_contact_id: null, recipient_id: payload.recipient_id },
+        data: {
+          ...item,
+          status: outboundStatusAtSend(payload.recipient_user_ids),
+          direction: 'outbound',
+          sender_contact_id: null,
+          recipient_id: payload.recipient_id,
+        },
       },
     },
   ];
@@ -58,9 +70,20 @@ export function messageCreatedPublications(prefix: string, payload: MessageCreat
       channel: userChannel(prefix, userId),
       event: {
         type: MESSAGE_CREATED,
-        data: { ...item, direction: 'inbound', sender_contact_id: payload.sender_contact_ids?.[userId] ?? null, recipient_id: userId },
+        data: {
+          ...item,
+          status: 'sent',
+          direction: 'inbound',
+          sender_contact_id: payload.sender_contact_ids?.[userId] ?? null,
+          recipient_id: userId,
+        },
       },
     });
   }
   return publications;
+}
+
+/** The sender's status of a new message: `waiting` until one of its recipients is on the service, else `sent`. */
+export function outboundStatusAtSend(recipientUserIds: string[]): 'sent' | 'waiting' {
+  return recipientUserIds.length === 0 ? 'waiting' : 'sent';
 }

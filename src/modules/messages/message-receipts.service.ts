@@ -17,6 +17,11 @@ export interface UndeliveredMessage {
   /** The recipient's contact for the sender, or null when they have not added the sender. */
   sender_contact_id: string | null;
   recipient_kind: string;
+  /** For a group message, the group (its owner's id) and its current name; absent otherwise. */
+  group_id?: string;
+  group_name?: string | null;
+  /** The recipient's own receipt: `sent`, `delivered` or `read`. */
+  status: string;
   type: string;
   content: string;
   created_at: string;
@@ -73,18 +78,32 @@ export class MessageReceipts {
 
   /**
    * Messages other users sent to this user after `since` (exclusive), oldest
-   * first, for a reconnecting client; at most `limit`.
+   * first, for a reconnecting client; at most `limit`. One recipient row per
+   * user and message: an owner has one contact per address.
    */
   async receivedSince(recipientUserId: string, since: Date, limit: number): Promise<UndeliveredMessage[]> {
-    const rows: Array<Omit<UndeliveredMessage, 'created_at'> & { created_at: Date }> = await this.dataSource.query(
-      `SELECT m.id, ${contactForUserSql('$1', 'm.sender_id')} AS sender_contact_id, m.recipient_kind, m.type, m.content, m.created_at
-         FROM messages m
-        WHERE m.created_at > $2 AND m.sender_id <> $1
-          AND EXISTS (SELECT 1 FROM message_recipients r WHERE r.message_id = m.id AND r.recipient_user_id = $1)
+    const rows: Array<
+      Omit<UndeliveredMessage, 'created_at' | 'group_id' | 'group_name'> & {
+        created_at: Date;
+        group_id: string | null;
+        group_name: string | null;
+      }
+    > = await this.dataSource.query(
+      `SELECT m.id, ${contactForUserSql('$1', 'm.sender_id')} AS sender_contact_id, m.recipient_kind,
+              CASE WHEN m.recipient_kind = 'group' THEN m.recipient_id END AS group_id, g.name AS group_name,
+              r.status, m.type, m.content, m.created_at
+         FROM message_recipients r
+         JOIN messages m ON m.id = r.message_id
+         LEFT JOIN groups g ON m.recipient_kind = 'group' AND g.id = m.recipient_id
+        WHERE r.recipient_user_id = $1 AND m.created_at > $2 AND m.sender_id <> $1
         ORDER BY m.created_at, m.id
         LIMIT $3`,
       [recipientUserId, since, limit],
     );
-    return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
+    return rows.map(({ group_id: groupId, group_name: groupName, ...row }) => ({
+      ...row,
+      ...(groupId === null ? {} : { group_id: groupId, group_name: groupName }),
+      created_at: row.created_at.toISOString(),
+    }));
   }
 }

@@ -36,7 +36,11 @@ export class MessagesController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'Messages with a contact or group, newest first (limit 1–100, default 20; cursor from next_cursor)' })
+  @ApiOperation({
+    summary:
+      'Messages with a contact, or in a group you own or are a member of, newest first, with their receipts ' +
+      '(limit 1–100, default 20; cursor from next_cursor)',
+  })
   @ApiOkResponse({ type: MessageHistoryDto })
   @UserApiErrors(404)
   history(@CurrentUser() user: AuthenticatedUser, @Query() query: MessageHistoryQueryDto): Promise<MessageHistoryDto> {

@@ -3,6 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { ContactsModule } from '../contacts/contacts.module';
 import { MessageRecipientEntity } from './entities/message-recipient.entity';
 import { MessageEntity } from './entities/message.entity';
+import { ConversationsController } from './conversations.controller';
+import { ConversationsService } from './conversations.service';
 import { MessageReceipts } from './message-receipts.service';
 import { MessagesController } from './messages.controller';
 import { MessagesPersonalData } from './messages.personal-data';
@@ -11,8 +13,8 @@ import { MessagesService } from './messages.service';
 /** Sending and reading messages. Contacts and groups come from ContactsModule. */
 @Module({
   imports: [TypeOrmModule.forFeature([MessageEntity, MessageRecipientEntity]), ContactsModule],
-  controllers: [MessagesController],
-  providers: [MessagesService, MessageReceipts, MessagesPersonalData],
+  controllers: [MessagesController, ConversationsController],
+  providers: [MessagesService, MessageReceipts, MessagesPersonalData, ConversationsService],
   exports: [MessagesService, MessageReceipts],
 })
 export class MessagesModule {}

@@ -13,6 +13,9 @@ import { EXPORT_LIFETIME_MS, EXPORT_MEDIA, ExportFormat, isExportFormat } from '
 import { JobOutbox } from '../../infra/queue/job-outbox';
 import { EXPORT_BUILD_JOB } from './exports.queue';
 
+/** Scope of `Idempotency-Key` records of `POST /v1/soul/export`. */
+export const EXPORT_SCOPE = 'soul.export';
+
 /** Expired exports answer 410 for this long (content already dropped), then the row goes and the id answers 404. */
 export const EXPIRED_EXPORT_RETENTION_DAYS = 7;
 
@@ -38,7 +41,7 @@ export class ExportsService {
    * moves the job when Redis is back.
    */
   async request(userId: string, format: ExportFormat, idempotencyKey?: string): Promise<ExportResultDto> {
-    const { body, replayed } = await this.idempotency.run(userId, 'soul.export', idempotencyKey, { format }, async (manager) => {
+    const { body, replayed } = await this.idempotency.run(userId, EXPORT_SCOPE, idempotencyKey, { format }, async (manager) => {
       const entity = manager.create(ExportEntity, {
         id: newId('exp'),
         userId,

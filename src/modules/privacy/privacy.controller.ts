@@ -7,6 +7,9 @@ import { DeletionResultDto, ExportPendingDto, ExportResultDto, RequestExportDto 
 import { EXPORT_RETRY_AFTER_SECONDS } from './export-formats';
 import { ExportsService } from './exports.service';
 import { SoulEraser } from './soul-eraser.service';
+import { SoulRenewal } from './soul-renewal.service';
+import { SoulDto } from '../soul/dto/soul.dto';
+import { UserApiErrors } from '../../common/openapi/error-responses';
 
 @ApiTags('privacy')
 @UserApi()
@@ -15,6 +18,7 @@ export class PrivacyController {
   constructor(
     private readonly exports: ExportsService,
     private readonly eraser: SoulEraser,
+    private readonly renewal: SoulRenewal,
   ) {}
 
   @Post('v1/soul/export')
@@ -71,5 +75,14 @@ export class PrivacyController {
   @ApiResponse({ status: 404, description: 'There is no soul record (already deleted)' })
   deleteSoul(@CurrentUser() user: AuthenticatedUser): Promise<DeletionResultDto> {
     return this.eraser.erase(user.id);
+  }
+
+  @Post('v1/soul')
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Create a new soul record (initial traits, no values) after the previous one was deleted' })
+  @ApiResponse({ status: 201, type: SoulDto })
+  @UserApiErrors(409)
+  createSoul(@CurrentUser() user: AuthenticatedUser): Promise<SoulDto> {
+    return this.renewal.create(user.id);
   }
 }

@@ -8,6 +8,7 @@ import { ExportsService } from './exports.service';
 import { PersonalDataSections } from './personal-data-sections';
 import { PrivacyController } from './privacy.controller';
 import { SoulEraser } from './soul-eraser.service';
+import { SoulRenewal } from './soul-renewal.service';
 import { SoulExportBuilder } from './soul-export.builder';
 
 /**
@@ -19,7 +20,7 @@ import { SoulExportBuilder } from './soul-export.builder';
 @Module({
   imports: [DiscoveryModule, TypeOrmModule.forFeature([ExportEntity]), AuthModule, SoulModule],
   controllers: [PrivacyController],
-  providers: [PersonalDataSections, ExportsService, SoulExportBuilder, SoulEraser],
+  providers: [PersonalDataSections, ExportsService, SoulExportBuilder, SoulEraser, SoulRenewal],
   exports: [ExportsService, SoulExportBuilder, PersonalDataSections],
 })
 export class PrivacyModule {}

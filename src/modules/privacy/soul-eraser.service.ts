@@ -7,6 +7,7 @@ import { DomainEvents } from '../events/domain-events';
 import { SoulService } from '../soul/soul.service';
 import { DeletionResultDto } from './dto/privacy.dto';
 import { ExportEntity } from './entities/export.entity';
+import { EXPORT_SCOPE } from './exports.service';
 import { PersonalDataSections } from './personal-data-sections';
 
 export const SOUL_DELETED_MESSAGE = 'Your soul record and everything derived from it were permanently deleted.';
@@ -39,6 +40,8 @@ export class SoulEraser {
       const erased: Record<string, number> = { soul: 1 };
       // Exports contain the soul record, so they go with it.
       erased.exports = (await manager.delete(ExportEntity, { userId })).affected ?? 0;
+      // A repeated export request would otherwise replay the answer naming an export deleted here (404 on download).
+      await manager.query(`DELETE FROM idempotency_keys WHERE owner_id = $1 AND scope = $2`, [userId, EXPORT_SCOPE]);
       for (const source of this.sections.all()) {
         if (source.eraseWithSoul) erased[source.section] = await source.eraseWithSoul(userId, manager);
       }

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { formValues } from '../../shared/api';
 import { Link } from '../../shared/router';
 import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useAction, useResource } from '../../shared/ui';
@@ -33,11 +33,15 @@ export function PresenceBadge(props: { contactId: string | null; refreshIfUnknow
   if (!props.contactId || !status) return null;
   const label = status;
   const good = label === 'online';
-  return <span class={`badge ${good ? 'badge-good' : label === 'offline' ? '' : 'badge-warn'} presence`}>{humanStatus(label)}</span>;
+  return (
+    <span class={`badge ${good ? 'badge-good' : label === 'offline' || label === 'unknown' ? '' : 'badge-warn'} presence`}>
+      {humanStatus(label)}
+    </span>
+  );
 }
 
 function humanStatus(status: string): string {
-  return { online: 'Online', away: 'Away', dnd: 'Do not disturb', offline: 'Offline' }[status] ?? status;
+  return { online: 'Online', away: 'Away', dnd: 'Do not disturb', offline: 'Offline', unknown: 'Status unknown' }[status] ?? status;
 }
 
 /** The relationship score (0–100) as a meter with its number. */
@@ -56,10 +60,16 @@ function ContactRow(props: { contact: Contact; onChanged: () => void }) {
   const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState(false);
   const save = useAction(async (values: Record<string, string>) => {
-    const updated = await api<Contact>('PATCH', `/v1/contacts/${contact.id}`, {
-      name: values.name,
-      email: values.email ? values.email : null,
-    });
+    // Only what changed: an untouched field is never sent back.
+    const body: Record<string, unknown> = {};
+    if (values.name !== contact.name) body.name = values.name;
+    const email = values.email ? values.email : null;
+    if (email !== contact.email) body.email = email;
+    if (Object.keys(body).length === 0) {
+      setEditing(false);
+      return;
+    }
+    const updated = await api<Contact>('PATCH', `/v1/contacts/${contact.id}`, body);
     if (updated.connected && !contact.connected) gateway.refresh();
     setEditing(false);
     props.onChanged();
@@ -135,6 +145,27 @@ export function ContactsPage() {
   const [offset, setOffset] = useState(0);
   const list = useResource(() => api<ContactList>('GET', `/v1/contacts?limit=${PAGE}&offset=${offset}`), [offset]);
   const [added, setAdded] = useState<string | null>(null);
+  // A contact whose person has not added the user back (or not joined yet) links later, on their side: look again
+  // now and then, and ask the gateway for a fresh presence list when one has become mutual.
+  const waiting = (list.data?.contacts ?? []).some((c) => !c.connected && c.email);
+  useEffect(() => {
+    if (!waiting) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') list.reload();
+    }, 10_000);
+    return () => clearInterval(timer);
+  }, [waiting, list.reload]);
+  const connectedIds = (list.data?.contacts ?? [])
+    .filter((c) => c.connected)
+    .map((c) => c.id)
+    .join(',');
+  const previousConnected = useRef<string | null>(null);
+  useEffect(() => {
+    if (!list.data) return;
+    const before = previousConnected.current;
+    previousConnected.current = connectedIds;
+    if (before !== null && connectedIds.split(',').some((id) => id && !before.split(',').includes(id))) gateway.refresh();
+  }, [connectedIds, list.data !== undefined]);
   const add = useAction(async (form: HTMLFormElement) => {
     const values = formValues(form);
     const contact = await api<Contact>('POST', '/v1/contacts', { name: values.name, ...(values.email ? { email: values.email } : {}) });
@@ -187,14 +218,16 @@ export function ContactsPage() {
                     <ContactRow key={contact.id} contact={contact} onChanged={list.reload} />
                   ))}
                 </ul>
-                <nav class="row" aria-label="Contact pages">
-                  <Button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-                    Previous
-                  </Button>
-                  <Button disabled={offset + PAGE >= data.total} onClick={() => setOffset(offset + PAGE)}>
-                    Next
-                  </Button>
-                </nav>
+                {(offset > 0 || data.total > PAGE) && (
+                  <nav class="row" aria-label="Contact pages">
+                    <Button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+                      Previous
+                    </Button>
+                    <Button disabled={offset + PAGE >= data.total} onClick={() => setOffset(offset + PAGE)}>
+                      Next
+                    </Button>
+                  </nav>
+                )}
               </>
             )
           }

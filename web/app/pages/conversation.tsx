@@ -1,8 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { describeError, newIdempotencyKey } from '../../shared/api';
+import { ApiFailure, describeError } from '../../shared/api';
 import { Link } from '../../shared/router';
 import { Button, formatDate, Loaded, Notice, PageTitle, useResource } from '../../shared/ui';
 import { gateway, GatewayFrame, useConnectionState, useGatewayEvents } from '../gateway';
+import { conversationOf, inbox, useInbox, useOpenConversation } from '../inbox';
+import { MessageText } from '../message-text';
+import { OutgoingMessage, outbox } from '../outbox';
 import { PRODUCT } from '../product';
 import { api } from '../session';
 import { Contact, PresenceBadge } from './contacts';
@@ -13,18 +16,33 @@ interface Message {
   /** Inbound: the viewer's contact who sent it (null from someone the viewer has not added). */
   sender_contact_id: string | null;
   recipient_id: string;
+  recipient_kind?: string;
+  group_id?: string;
   type: string;
   content: string;
+  /** `sent`, `delivered`, `read` or `waiting` (no recipient on the service yet), from the history or the send. */
   status: string;
+  delivered_at?: string | null;
+  read_at?: string | null;
   created_at: string;
   /** Local receipt state from the gateway. */
   receipt?: 'delivered' | 'read';
-  sending?: boolean;
+  /** Still in the outbox: `sending`, `waiting` (service unreachable) or `failed` (refused). */
+  pending?: OutgoingMessage['state'];
+  pendingKey?: string;
+  error?: string;
 }
 
 interface History {
   messages: Message[];
   next_cursor: string | null;
+}
+
+/** The other end of a thread: one of the user's contacts, or a group the user owns or belongs to. */
+export interface Peer {
+  kind: 'contact' | 'group';
+  id: string;
+  name: string;
 }
 
 const PAGE = 30;
@@ -45,6 +63,8 @@ function asMessage(data: Record<string, unknown>): Message | null {
     direction: data.direction === 'inbound' ? 'inbound' : 'outbound',
     sender_contact_id: typeof data.sender_contact_id === 'string' ? data.sender_contact_id : null,
     recipient_id: str(data.recipient_id, ''),
+    recipient_kind: typeof data.recipient_kind === 'string' ? data.recipient_kind : undefined,
+    group_id: typeof data.group_id === 'string' ? data.group_id : undefined,
     type: str(data.type, 'text'),
     content: data.content,
     status: str(data.status, 'sent'),
@@ -52,29 +72,75 @@ function asMessage(data: Record<string, unknown>): Message | null {
   };
 }
 
-function Thread(props: { contact: Contact }) {
-  const { contact } = props;
+const isGroupMessage = (m: Message) => m.recipient_kind === 'group' || Boolean(m.group_id) || (m.recipient_id ?? '').startsWith('grp_');
+
+const RANK = { sent: 0, waiting: 0, delivered: 1, read: 2 } as Record<string, number>;
+
+/** What the sender sees under an outbound message: the best of the stored status and the live receipts. */
+function receiptLabel(m: Message, peer: Peer): string {
+  if (m.pending === 'sending') return 'Sending…';
+  if (m.pending === 'waiting') return 'Waiting for the connection… (sends by itself)';
+  if (m.pending === 'failed') return `Not sent: ${m.error ?? 'refused by the service'}`;
+  const stored = m.read_at ? 'read' : m.delivered_at ? 'delivered' : m.status;
+  const best = (RANK[m.receipt ?? 'sent'] ?? 0) > (RANK[stored] ?? 0) ? m.receipt! : stored;
+  if (best === 'read') return 'Read';
+  if (best === 'delivered') return 'Delivered';
+  if (best === 'waiting') return peer.kind === 'contact' ? `Waiting for ${peer.name} to join` : 'Waiting for members to join';
+  return 'Sent';
+}
+
+function fromOutbox(item: OutgoingMessage): Message {
+  return {
+    id: `pending-${item.key}`,
+    direction: 'outbound',
+    sender_contact_id: null,
+    recipient_id: item.recipient_id,
+    type: 'text',
+    content: item.content,
+    status: 'sending',
+    created_at: item.created_at,
+    pending: item.state,
+    pendingKey: item.key,
+    error: item.error,
+  };
+}
+
+export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
+  const { peer } = props;
   const [messages, setMessages] = useState<Message[]>([]);
+  const [queued, setQueued] = useState<OutgoingMessage[]>(() => outbox.list(peer.id));
   const [cursor, setCursor] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<string | null>(null);
   const [draft, setDraft] = useState('');
-  const [sendError, setSendError] = useState<string | null>(null);
   const [typing, setTyping] = useState(false);
   const typingTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const lastTypingSent = useRef(0);
   const connection = useConnectionState();
   const listRef = useRef<HTMLDivElement>(null);
+  useOpenConversation(peer.id);
+
+  // A one-to-one thread never shows group messages, whatever the history or a frame says.
+  const belongs = (m: Message) =>
+    peer.kind === 'group'
+      ? isGroupMessage(m) && (m.group_id ?? m.recipient_id) === peer.id
+      : !isGroupMessage(m) && (m.direction === 'outbound' ? m.recipient_id === peer.id : m.sender_contact_id === peer.id);
+  // The history asked for this peer is this thread's, except that a one-to-one thread drops any group message.
+  const fromHistory = (items: Message[]) =>
+    peer.kind === 'group'
+      ? items.map((m) => ({ ...m, recipient_kind: 'group', group_id: peer.id }))
+      : items.filter((m) => !isGroupMessage(m));
 
   const loadNewest = async () => {
     try {
-      const page = await api<History>('GET', `/v1/messages?with=${encodeURIComponent(contact.id)}&limit=${PAGE}`);
-      setMessages((current) => merge(current, page.messages));
+      const page = await api<History>('GET', `/v1/messages?with=${encodeURIComponent(peer.id)}&limit=${PAGE}`);
+      const items = fromHistory(page.messages);
+      setMessages((current) => merge(current, items));
       setCursor((current) => current ?? page.next_cursor);
       page.messages.forEach((m) => gateway.noteMessage(m.created_at));
       setError(null);
     } catch (failure) {
-      setError(describeError(failure));
+      if (!(failure instanceof ApiFailure && failure.status === 0)) setError(describeError(failure));
     } finally {
       setLoading(false);
     }
@@ -85,10 +151,11 @@ function Thread(props: { contact: Contact }) {
     try {
       const page = await api<History>(
         'GET',
-        `/v1/messages?with=${encodeURIComponent(contact.id)}&limit=${PAGE}&cursor=${encodeURIComponent(cursor)}`,
+        `/v1/messages?with=${encodeURIComponent(peer.id)}&limit=${PAGE}&cursor=${encodeURIComponent(cursor)}`,
       );
-      setMessages((current) => merge(current, page.messages));
+      setMessages((current) => merge(current, fromHistory(page.messages)));
       setCursor(page.next_cursor);
+      setError(null);
     } catch (failure) {
       setError(describeError(failure));
     }
@@ -98,24 +165,34 @@ function Thread(props: { contact: Contact }) {
     setMessages([]);
     setCursor(null);
     setLoading(true);
+    setQueued(outbox.list(peer.id));
     void loadNewest();
-  }, [contact.id]);
-
-  const belongsHere = (m: Message, frame: GatewayFrame) =>
-    m.direction === 'outbound'
-      ? m.recipient_id === contact.id
-      : m.sender_contact_id === contact.id && frame.data?.recipient_kind !== 'group';
+    const offs = [
+      outbox.subscribe(() => setQueued(outbox.list(peer.id))),
+      outbox.onSent((_key, sent) => {
+        if (sent.recipient_id !== peer.id) return;
+        const message: Message = {
+          ...sent,
+          direction: 'outbound',
+          sender_contact_id: null,
+          ...(peer.kind === 'group' ? { recipient_kind: 'group', group_id: peer.id } : {}),
+        };
+        setMessages((current) => merge(current, [message]));
+      }),
+    ];
+    return () => offs.forEach((off) => off());
+  }, [peer.id]);
 
   useGatewayEvents(
     ['message.created', 'message.delivered', 'message.read', 'typing', 'ready'],
-    (frame) => {
+    (frame: GatewayFrame) => {
       const data = frame.data ?? {};
       if (frame.type === 'ready') {
         // After a reconnect, fetch the newest page too: nothing missed, duplicates merge by id.
         void loadNewest();
       } else if (frame.type === 'message.created') {
         const message = asMessage(data);
-        if (message && belongsHere(message, frame)) {
+        if (message && conversationOf(data) === peer.id && belongs(message)) {
           setMessages((current) => merge(current, [message]));
           if (message.direction === 'inbound') setTyping(false);
         }
@@ -125,7 +202,7 @@ function Thread(props: { contact: Contact }) {
         setMessages((current) =>
           current.map((m) => (m.id === id && !(m.receipt === 'read' && receipt === 'delivered') ? { ...m, receipt } : m)),
         );
-      } else if (frame.type === 'typing' && data.contact_id === contact.id) {
+      } else if (frame.type === 'typing' && peer.kind === 'contact' && data.contact_id === peer.id) {
         if (data.recipient_kind === 'group') return;
         clearTimeout(typingTimer.current);
         const started = data.state !== 'stopped';
@@ -133,21 +210,39 @@ function Thread(props: { contact: Contact }) {
         if (started) typingTimer.current = setTimeout(() => setTyping(false), 8_000);
       }
     },
-    [contact.id],
+    [peer.id],
   );
 
   // Tell the sender their messages were read: the inbound ones shown on this page.
-  const unreadIds = messages.filter((m) => m.direction === 'inbound' && m.status !== 'read').map((m) => m.id);
+  const unreadIds = messages.filter((m) => m.direction === 'inbound' && m.status !== 'read' && !m.read_at).map((m) => m.id);
   const reported = useRef(new Set<string>());
   useEffect(() => {
     const fresh = unreadIds.filter((id) => !reported.current.has(id)).slice(-100);
     if (fresh.length === 0 || connection !== 'open' || document.visibilityState === 'hidden') return;
     fresh.forEach((id) => reported.current.add(id));
+    inbox.markRead(peer.id);
     void gateway.send('message.read', { message_ids: fresh }, true).catch(() => fresh.forEach((id) => reported.current.delete(id)));
   }, [unreadIds.join(','), connection]);
 
+  // The service's own copy of a queued message (the gateway's echo, or the history after a lost answer) can arrive
+  // before the send's answer: show it once, as the service's message.
+  const claimed = new Set<string>();
+  const stillQueued = queued.filter((item) => {
+    if (item.state === 'failed') return true;
+    const twin = messages.find(
+      (m) =>
+        m.direction === 'outbound' &&
+        !claimed.has(m.id) &&
+        m.content === item.content &&
+        Date.parse(m.created_at) >= Date.parse(item.created_at) - 120_000,
+    );
+    if (twin) claimed.add(twin.id);
+    return !twin;
+  });
+  const shown = merge(messages, stillQueued.map(fromOutbox));
+
   // Keep the newest message in view as messages arrive.
-  const newestId = messages[messages.length - 1]?.id;
+  const newestId = shown[shown.length - 1]?.id;
   useEffect(() => {
     const list = listRef.current;
     if (list) list.scrollTop = list.scrollHeight;
@@ -156,51 +251,26 @@ function Thread(props: { contact: Contact }) {
   const onDraft = (value: string) => {
     setDraft(value);
     const now = Date.now();
-    if (value && now - lastTypingSent.current > 3_000) {
+    if (peer.kind === 'contact' && value && now - lastTypingSent.current > 3_000) {
       lastTypingSent.current = now;
-      void gateway.send('typing', { recipient_id: contact.id, state: 'started' });
+      void gateway.send('typing', { recipient_id: peer.id, state: 'started' });
     }
   };
 
-  const send = async () => {
+  const send = () => {
     const content = draft;
     if (!content.trim()) return;
-    setSendError(null);
-    const key = newIdempotencyKey();
-    const placeholder: Message = {
-      id: `pending-${key}`,
-      direction: 'outbound',
-      sender_contact_id: null,
-      recipient_id: contact.id,
-      type: 'text',
-      content,
-      status: 'sending',
-      created_at: new Date().toISOString(),
-      sending: true,
-    };
-    setMessages((current) => merge(current, [placeholder]));
+    // The outbox sends it now, or once the service can be reached again, with the same idempotency key.
+    outbox.send(peer.id, content);
     setDraft('');
     lastTypingSent.current = 0;
-    void gateway.send('typing', { recipient_id: contact.id, state: 'stopped' });
-    try {
-      const sent = await api<{ id: string; status: string; created_at: string }>(
-        'POST',
-        '/v1/messages',
-        { recipient_id: contact.id, content, type: 'text' },
-        key,
-      );
-      gateway.noteMessage(sent.created_at);
-      setMessages((current) =>
-        merge(
-          current.filter((m) => m.id !== placeholder.id),
-          [{ ...placeholder, id: sent.id, status: sent.status, created_at: sent.created_at, sending: false }],
-        ),
-      );
-    } catch (failure) {
-      setMessages((current) => current.filter((m) => m.id !== placeholder.id));
-      setDraft(content);
-      setSendError(describeError(failure));
-    }
+    if (peer.kind === 'contact') void gateway.send('typing', { recipient_id: peer.id, state: 'stopped' });
+  };
+
+  const senderName = (m: Message) => {
+    if (m.direction === 'outbound') return 'You';
+    if (peer.kind === 'contact') return peer.name;
+    return (m.sender_contact_id && props.contacts?.get(m.sender_contact_id)?.name) || 'A member';
   };
 
   return (
@@ -208,7 +278,9 @@ function Thread(props: { contact: Contact }) {
       {error && <Notice kind="error">{error}</Notice>}
       {connection !== 'open' && connection !== 'stopped' && (
         <p class="muted" role="status">
-          {connection === 'connecting' ? 'Connecting to live updates…' : 'Offline: reconnecting…'}
+          {connection === 'connecting'
+            ? 'Connecting to live updates…'
+            : 'Offline: reconnecting… Messages you send wait and go out by themselves.'}
         </p>
       )}
       {cursor && (
@@ -216,65 +288,105 @@ function Thread(props: { contact: Contact }) {
           Load older messages
         </Button>
       )}
-      <div class="messages" ref={listRef} role="log" aria-live="polite" aria-label={`Messages with ${contact.name}`} tabIndex={0}>
+      <div
+        class="messages"
+        ref={listRef}
+        role="log"
+        aria-live="polite"
+        aria-label={peer.kind === 'group' ? `Messages in ${peer.name}` : `Messages with ${peer.name}`}
+        tabIndex={0}
+      >
         <ol class="message-list">
-          {!loading && messages.length === 0 && <li class="muted">No messages yet. Say hello!</li>}
-          {messages.map((m) => (
-            <li key={m.id} class={`message message-${m.direction}`}>
-              <span class="visually-hidden">{m.direction === 'outbound' ? 'You:' : `${contact.name}:`}</span>
-              <p class="message-content">{m.content}</p>
+          {!loading && shown.length === 0 && <li class="muted">No messages yet. Say hello!</li>}
+          {shown.map((m) => (
+            <li
+              key={m.id}
+              class={`message message-${m.direction}${m.pending ? ` message-pending message-${m.pending}` : ''}`}
+              data-message-id={m.pending ? undefined : m.id}
+            >
+              {peer.kind === 'group' && m.direction === 'inbound' ? (
+                <p class="message-sender">{senderName(m)}</p>
+              ) : (
+                <span class="visually-hidden">{senderName(m)}:</span>
+              )}
+              <p class="message-content">
+                <MessageText text={m.content} />
+              </p>
               <p class="message-meta">
                 <time dateTime={m.created_at}>{formatDate(m.created_at)}</time>
                 {m.direction === 'outbound' && (
                   <>
                     {' · '}
-                    <span class="receipt">
-                      {m.sending ? 'Sending…' : m.receipt === 'read' ? 'Read' : m.receipt === 'delivered' ? 'Delivered' : 'Sent'}
-                    </span>
+                    <span class="receipt">{receiptLabel(m, peer)}</span>
                   </>
                 )}
               </p>
+              {m.pending === 'failed' && m.pendingKey && (
+                <div class="row">
+                  <Button onClick={() => outbox.retry(m.pendingKey!)}>Try again</Button>
+                  <Button onClick={() => outbox.discard(m.pendingKey!)}>Discard</Button>
+                </div>
+              )}
             </li>
           ))}
         </ol>
       </div>
       <p class="typing" aria-live="polite">
-        {typing ? `${contact.name} is typing…` : ''}
+        {typing ? `${peer.name} is typing…` : ''}
       </p>
       <form
         class="composer"
         onSubmit={(event) => {
           event.preventDefault();
-          void send();
+          send();
         }}
       >
-        <label for="composer-input">Message to {contact.name}</label>
-        <textarea
-          id="composer-input"
-          name="content"
-          rows={2}
-          maxLength={4000}
-          required
-          value={draft}
-          onInput={(event) => onDraft(event.currentTarget.value)}
-          onKeyDown={(event) => {
-            if (event.key === 'Enter' && !event.shiftKey) {
-              event.preventDefault();
-              void send();
-            }
-          }}
-        />
-        {sendError && <Notice kind="error">{sendError}</Notice>}
-        <Button type="submit" variant="primary">
-          Send
-        </Button>
+        <label for="composer-input">{peer.kind === 'group' ? `Message to the group ${peer.name}` : `Message to ${peer.name}`}</label>
+        <div class="composer-row">
+          <textarea
+            id="composer-input"
+            name="content"
+            rows={2}
+            maxLength={4000}
+            required
+            value={draft}
+            onInput={(event) => onDraft(event.currentTarget.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Enter' && !event.shiftKey) {
+                event.preventDefault();
+                send();
+              }
+            }}
+          />
+          <Button type="submit" variant="primary">
+            Send
+          </Button>
+        </div>
       </form>
     </>
   );
 }
 
+/** Polls a contact that is not linked yet, so it links (and its presence shows) without a reload once the friend joins. */
+export function usePollUntilConnected(contact: { connected: boolean; email: string | null } | undefined, reload: () => void): void {
+  useEffect(() => {
+    if (!contact || contact.connected || !contact.email) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') reload();
+    }, 10_000);
+    return () => clearInterval(timer);
+  }, [contact?.connected, contact?.email]);
+}
+
 export function ConversationPage(props: { contactId: string }) {
   const contact = useResource(() => api<Contact>('GET', `/v1/contacts/${encodeURIComponent(props.contactId)}`), [props.contactId]);
+  usePollUntilConnected(contact.data, contact.reload);
+  const wasConnected = useRef<boolean | null>(null);
+  useEffect(() => {
+    if (!contact.data) return;
+    if (wasConnected.current === false && contact.data.connected) gateway.refresh();
+    wasConnected.current = contact.data.connected;
+  }, [contact.data?.connected]);
   return (
     <Loaded resource={contact}>
       {(data) => (
@@ -282,19 +394,89 @@ export function ConversationPage(props: { contactId: string }) {
           <PageTitle product={PRODUCT} actions={<PresenceBadge contactId={data.connected ? data.id : null} refreshIfUnknown />}>
             {data.name}
           </PageTitle>
-          <p>
-            <Link href="/contacts">Back to contacts</Link>
+          <p class="thread-nav">
+            <Link href="/inbox">Inbox</Link> · <Link href="/contacts">Contacts</Link>
           </p>
           {!data.connected && (
             <Notice kind="info">
               {data.email
-                ? `Your messages are kept here and reach ${data.name} if they use this service with ${data.email}. Once they add you back, you see when they are online and when they read your messages.`
+                ? `Your messages are kept here and reach ${data.name} once they use this service with ${data.email}. Once they add you back, you see when they are online and when they read your messages.`
                 : `${data.name} has no email address, so your messages are kept here only: add the address they use this service with to reach them.`}
             </Notice>
           )}
-          <Thread contact={data} />
+          <Thread peer={{ kind: 'contact', id: data.id, name: data.name }} />
         </>
       )}
+    </Loaded>
+  );
+}
+
+interface Group {
+  id: string;
+  name: string;
+  member_ids?: string[];
+}
+
+/**
+ * A group's conversation, for its owner and its members alike. The owner can
+ * read the group (`GET /v1/groups/:id`); a member knows it from the inbox's
+ * conversation list (and from the `group_name` of its messages).
+ */
+export function GroupConversationPage(props: { groupId: string }) {
+  const state = useInbox();
+  const group = useResource(async (): Promise<Group | null> => {
+    try {
+      return await api<Group>('GET', `/v1/groups/${encodeURIComponent(props.groupId)}`);
+    } catch (failure) {
+      if (failure instanceof ApiFailure && (failure.status === 404 || failure.status === 403)) return null;
+      throw failure;
+    }
+  }, [props.groupId]);
+  const contacts = useResource(() => api<{ contacts: Contact[] }>('GET', '/v1/contacts?limit=100'), []);
+  const byId = new Map((contacts.data?.contacts ?? []).map((c) => [c.id, c]));
+  useGatewayEvents(
+    ['group.updated'],
+    (frame) => {
+      if (frame.data?.group_id === props.groupId) group.reload();
+    },
+    [props.groupId],
+  );
+  const known = state.conversations.find((c) => c.id === props.groupId);
+  return (
+    <Loaded resource={group}>
+      {(data) => {
+        const name = data?.name ?? known?.name;
+        if (!name) {
+          return state.loaded || !state.available ? (
+            <>
+              <PageTitle product={PRODUCT}>Group</PageTitle>
+              <Notice kind="error">This group does not exist, or you are no longer one of its members.</Notice>
+              <p>
+                <Link href="/groups">Back to groups</Link>
+              </p>
+            </>
+          ) : (
+            <p class="loading" role="status">
+              Loading…
+            </p>
+          );
+        }
+        const members = (data?.member_ids ?? []).map((id) => byId.get(id)?.name ?? 'Unknown contact');
+        return (
+          <>
+            <PageTitle product={PRODUCT}>{name}</PageTitle>
+            <p class="thread-nav">
+              <Link href="/inbox">Inbox</Link> · <Link href="/groups">Groups</Link>
+            </p>
+            <p class="muted">
+              {data
+                ? `Group you created${members.length > 0 ? ` with ${members.join(', ')}` : ''}.`
+                : 'Group you are a member of. Everyone in it reads what you write here.'}
+            </p>
+            <Thread peer={{ kind: 'group', id: props.groupId, name }} contacts={byId} />
+          </>
+        );
+      }}
     </Loaded>
   );
 }

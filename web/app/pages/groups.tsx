@@ -1,6 +1,9 @@
 import { useState } from 'preact/hooks';
 import { formValues } from '../../shared/api';
+import { Link } from '../../shared/router';
 import { Button, ConfirmDialog, EmptyState, Field, Loaded, Notice, PageTitle, useAction, useResource } from '../../shared/ui';
+import { useGatewayEvents } from '../gateway';
+import { useInbox } from '../inbox';
 import { PRODUCT } from '../product';
 import { api } from '../session';
 import type { Contact } from './contacts';
@@ -24,11 +27,18 @@ function GroupRow(props: { group: Group; contacts: Map<string, Contact>; onChang
   const names = group.member_ids.map((id) => props.contacts.get(id)?.name ?? 'Unknown contact');
   return (
     <li class="card">
-      <h3>{group.name}</h3>
+      <h3>
+        <Link href={`/groups/${group.id}`}>{group.name}</Link>
+      </h3>
       <p class="muted">{names.length === 0 ? 'No members' : names.join(', ')}</p>
-      <Button variant="danger" onClick={() => setConfirming(true)} aria-label={`Delete group ${group.name}`}>
-        Delete
-      </Button>
+      <div class="row">
+        <Link class="button button-primary" href={`/groups/${group.id}`}>
+          Open {group.name}
+        </Link>
+        <Button variant="danger" onClick={() => setConfirming(true)} aria-label={`Delete group ${group.name}`}>
+          Delete
+        </Button>
+      </div>
       <ConfirmDialog
         open={confirming}
         title={`Delete the group ${group.name}?`}
@@ -57,6 +67,11 @@ export function GroupsPage() {
     groups.reload();
   });
   const byId = new Map((contacts.data?.contacts ?? []).map((c) => [c.id, c]));
+  // Groups others created with the user in them come from the conversation list (the groups API lists the user's own).
+  const inbox = useInbox();
+  const owned = new Set((groups.data?.groups ?? []).map((g) => g.id));
+  const memberOf = groups.data ? inbox.conversations.filter((c) => c.kind === 'group' && !owned.has(c.id)) : [];
+  useGatewayEvents(['group.updated'], () => groups.reload(), []);
   return (
     <>
       <PageTitle product={PRODUCT}>Groups</PageTitle>
@@ -108,6 +123,23 @@ export function GroupsPage() {
           }
         </Loaded>
       </section>
+      {memberOf.length > 0 && (
+        <section aria-labelledby="member-groups">
+          <h2 id="member-groups">Groups you are in</h2>
+          <ul class="plain-list">
+            {memberOf.map((g) => (
+              <li key={g.id} class="card">
+                <h3>
+                  <Link href={`/groups/${g.id}`}>{g.name}</Link>
+                </h3>
+                <Link class="button button-primary" href={`/groups/${g.id}`}>
+                  Open {g.name}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
     </>
   );
 }

@@ -6,6 +6,7 @@ import { gateway, GatewayFrame, useGatewayEvents } from '../gateway';
 import { api } from '../session';
 import { headlineOf, SurfaceComponent, Widget } from '../widgets';
 import { PRODUCT } from '../product';
+import { RecentConversations } from './inbox';
 
 interface Surface {
   placement: string;
@@ -133,6 +134,7 @@ export function HomePage() {
   return (
     <>
       <PageTitle product={PRODUCT}>Home</PageTitle>
+      <RecentConversations />
       <Placement
         placement="home_widgets"
         heading="Your widgets"

@@ -95,10 +95,13 @@ export function MarketplacePage() {
         <Field label="Search packages" name="q" type="search" defaultValue={q} autoComplete="off" />
         <div class="field">
           <label for="capability-type">Capability type</label>
-          <select id="capability-type" name="type" defaultValue={type}>
-            <option value="">Any</option>
+          {/* Preact has no defaultValue for <select>: the option carries the selection, so a deep link shows its filter. */}
+          <select id="capability-type" name="type">
+            <option value="" selected={!type}>
+              Any
+            </option>
             {Object.entries(MODES).map(([mode, label]) => (
-              <option key={mode} value={mode}>
+              <option key={mode} value={mode} selected={mode === type}>
                 {humanise(mode)}: {label.toLowerCase()}
               </option>
             ))}

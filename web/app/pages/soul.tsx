@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, describeError, formValues, newIdempotencyKey } from '../../shared/api';
+import { ApiFailure, describeError, newIdempotencyKey } from '../../shared/api';
 import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useAction, useResource } from '../../shared/ui';
 import { PRODUCT } from '../product';
 import { api, session } from '../session';
@@ -51,88 +51,142 @@ function Trait(props: { label: string; low: string; high: string; value: unknown
   );
 }
 
+function parseValues(text: string): string[] {
+  return text
+    .split(/[\n,]/)
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
+
+/**
+ * The edit form starts from the saved record, every field of it, and a save
+ * sends only what the user changed: an untouched trait is never sent, so it
+ * cannot be reset to a form default (or overwrite an edit made elsewhere).
+ */
+function SoulEditForm(props: { soul: Soul; onSaved: (soul: Soul) => void; onCancel: () => void }) {
+  const { soul } = props;
+  const traits = soul.traits ?? {};
+  const initial = {
+    communication_style: typeof traits.communication_style === 'string' ? traits.communication_style : '',
+    humour: typeof traits.humour === 'string' ? traits.humour : '',
+    formality: scale(traits.formality),
+    empathy: scale(traits.empathy),
+    values: soul.values.join('\n'),
+  };
+  const [form, setForm] = useState(initial);
+  const [unchanged, setUnchanged] = useState(false);
+  const save = useAction(async () => {
+    const changedTraits: Record<string, unknown> = {};
+    if (form.communication_style !== initial.communication_style && form.communication_style)
+      changedTraits.communication_style = form.communication_style;
+    if (form.humour !== initial.humour && form.humour) changedTraits.humour = form.humour;
+    if (form.formality !== initial.formality && form.formality !== null) changedTraits.formality = form.formality;
+    if (form.empathy !== initial.empathy && form.empathy !== null) changedTraits.empathy = form.empathy;
+    const values = parseValues(form.values);
+    const body: Record<string, unknown> = {};
+    if (Object.keys(changedTraits).length > 0) body.traits = changedTraits;
+    if (values.join('\n') !== soul.values.join('\n')) body.values = values;
+    if (Object.keys(body).length === 0) {
+      setUnchanged(true);
+      props.onCancel();
+      return;
+    }
+    props.onSaved(await api<Soul>('PATCH', '/v1/soul', body));
+  });
+  const choices = (known: string[], saved: string) => (saved && !known.includes(saved) ? [saved, ...known] : known);
+  const percent = (value: number | null) => (value === null ? 50 : Math.round(value * 100));
+  return (
+    <form
+      class="card"
+      aria-labelledby="edit-soul"
+      onSubmit={(event) => {
+        event.preventDefault();
+        setUnchanged(false);
+        void save.run();
+      }}
+    >
+      <h2 id="edit-soul">Edit traits and values</h2>
+      <div class="field">
+        <label for="communication_style">Communication style</label>
+        <select
+          id="communication_style"
+          name="communication_style"
+          value={form.communication_style}
+          onChange={(e) => setForm({ ...form, communication_style: e.currentTarget.value })}
+        >
+          {!initial.communication_style && <option value="">Not set</option>}
+          {choices(COMMUNICATION_STYLES, initial.communication_style).map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="humour">Humour</label>
+        <select id="humour" name="humour" value={form.humour} onChange={(e) => setForm({ ...form, humour: e.currentTarget.value })}>
+          {!initial.humour && <option value="">Not set</option>}
+          {choices(HUMOUR_STYLES, initial.humour).map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+      </div>
+      <Field
+        label="Formality (0 casual – 100 formal)"
+        name="formality"
+        type="range"
+        min={0}
+        max={100}
+        value={String(percent(form.formality))}
+        hint={form.formality === null ? 'Not set yet.' : `${percent(form.formality)}`}
+        onInput={(e) => setForm({ ...form, formality: Number(e.currentTarget.value) / 100 })}
+      />
+      <Field
+        label="Empathy (0 matter-of-fact – 100 warm)"
+        name="empathy"
+        type="range"
+        min={0}
+        max={100}
+        value={String(percent(form.empathy))}
+        hint={form.empathy === null ? 'Not set yet.' : `${percent(form.empathy)}`}
+        onInput={(e) => setForm({ ...form, empathy: Number(e.currentTarget.value) / 100 })}
+      />
+      <Field
+        label="Values"
+        name="values"
+        multiline
+        hint="One per line or separated by commas; at most 20, each up to 40 characters."
+        value={form.values}
+        onInput={(e) => setForm({ ...form, values: e.currentTarget.value })}
+      />
+      {unchanged && <Notice kind="info">Nothing changed.</Notice>}
+      {save.error && <Notice kind="error">{save.error}</Notice>}
+      <div class="row">
+        <Button type="submit" variant="primary" busy={save.busy}>
+          Save
+        </Button>
+        <Button onClick={props.onCancel}>Cancel</Button>
+      </div>
+    </form>
+  );
+}
+
 function SoulRecord(props: { soul: Soul; onSaved: (soul: Soul) => void }) {
   const { soul } = props;
   const [editing, setEditing] = useState(false);
-  const save = useAction(async (values: Record<string, string>) => {
-    const updated = await api<Soul>('PATCH', '/v1/soul', {
-      traits: {
-        communication_style: values.communication_style,
-        humour: values.humour,
-        formality: Number(values.formality) / 100,
-        empathy: Number(values.empathy) / 100,
-      },
-      values: values.values
-        .split(/[\n,]/)
-        .map((v) => v.trim())
-        .filter(Boolean),
-    });
-    props.onSaved(updated);
-    setEditing(false);
-  });
   const traits = soul.traits ?? {};
   if (editing) {
     return (
-      <form
-        class="card"
-        aria-labelledby="edit-soul"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void save.run(formValues(event.currentTarget));
+      <SoulEditForm
+        soul={soul}
+        onSaved={(updated) => {
+          props.onSaved(updated);
+          setEditing(false);
         }}
-      >
-        <h2 id="edit-soul">Edit traits and values</h2>
-        <div class="field">
-          <label for="communication_style">Communication style</label>
-          <select
-            id="communication_style"
-            name="communication_style"
-            defaultValue={typeof traits.communication_style === 'string' ? traits.communication_style : ''}
-          >
-            {COMMUNICATION_STYLES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="humour">Humour</label>
-          <select id="humour" name="humour" defaultValue={typeof traits.humour === 'string' ? traits.humour : ''}>
-            {HUMOUR_STYLES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </div>
-        <Field
-          label="Formality (0 casual – 100 formal)"
-          name="formality"
-          type="range"
-          min={0}
-          max={100}
-          defaultValue={String(Math.round((scale(traits.formality) ?? 0.5) * 100))}
-        />
-        <Field
-          label="Empathy (0 matter-of-fact – 100 warm)"
-          name="empathy"
-          type="range"
-          min={0}
-          max={100}
-          defaultValue={String(Math.round((scale(traits.empathy) ?? 0.5) * 100))}
-        />
-        <Field
-          label="Values"
-          name="values"
-          multiline
-          hint="One per line or separated by commas; at most 20, each up to 40 characters."
-          defaultValue={soul.values.join('\n')}
-        />
-        {save.error && <Notice kind="error">{save.error}</Notice>}
-        <div class="row">
-          <Button type="submit" variant="primary" busy={save.busy}>
-            Save
-          </Button>
-          <Button onClick={() => setEditing(false)}>Cancel</Button>
-        </div>
-      </form>
+        onCancel={() => setEditing(false)}
+      />
     );
   }
   return (

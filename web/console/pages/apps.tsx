@@ -159,9 +159,18 @@ export function NewAppPage() {
 
 function EditApp(props: { app: App; onSaved: (app: App) => void; onCancel: () => void }) {
   const save = useCall(async (form: HTMLFormElement) => {
-    const { webhook_url, ...body } = appBody(form);
-    // An empty webhook URL leaves the current one; the webhook page owns that setting too.
-    props.onSaved(await api<App>('PATCH', `/v1/providers/apps/${props.app.id}`, { ...body, ...(webhook_url ? { webhook_url } : {}) }));
+    const { webhook_url, ...fields } = appBody(form);
+    const app = props.app;
+    // Only what changed is sent: an untouched field cannot overwrite a change made meanwhile (the webhook page also
+    // sets the webhook URL). An empty webhook URL leaves the current one.
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    const body: Record<string, unknown> = {};
+    if (fields.name !== app.name) body.name = fields.name;
+    if (fields.description !== (app.description ?? '')) body.description = fields.description;
+    if (!same(fields.redirect_uris, app.redirect_uris)) body.redirect_uris = fields.redirect_uris;
+    if (!same([...fields.scopes].sort(), [...app.scopes].sort())) body.scopes = fields.scopes;
+    if (webhook_url && webhook_url !== (app.webhook_url ?? '')) body.webhook_url = webhook_url;
+    props.onSaved(Object.keys(body).length === 0 ? app : await api<App>('PATCH', `/v1/providers/apps/${app.id}`, body));
   });
   return (
     <form

@@ -10,6 +10,7 @@ import { VersionRuntimeUrl1764001100000 } from './1764001100000-VersionRuntimeUr
 import { VerifiedEmails1764001200000 } from './1764001200000-VerifiedEmails';
 import { AppTokenBinding1764001300000 } from './1764001300000-AppTokenBinding';
 import { JobOutbox1764001400000 } from './1764001400000-JobOutbox';
+import { ConversationIndexes1764001500000 } from './1764001500000-ConversationIndexes';
 
 /**
  * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
@@ -28,4 +29,5 @@ export const MIGRATIONS = [
   VerifiedEmails1764001200000,
   AppTokenBinding1764001300000,
   JobOutbox1764001400000,
+  ConversationIndexes1764001500000,
 ];

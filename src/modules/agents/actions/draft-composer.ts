@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { INITIAL_TRAITS, SoulTraits } from '../../soul/soul-traits';
+import { Intent, readInstruction, realise, splitInstructions, Voice } from './draft-instructions';
 
 export interface DraftRequest {
   /** The sender's soul traits; null when the soul record was deleted. */
@@ -151,10 +152,42 @@ const LIGHT_LINES: Partial<Record<SoulTraits['humour'], string>> = {
   witty: "P.S. I'd have sent a carrier pigeon, but they never include read receipts.",
 };
 
+const INVITATION_LINES: Partial<Record<SoulTraits['humour'], string>> = {
+  playful: 'P.S. I promise the cooking has improved since last time!',
+  witty: "P.S. Dress code: whatever you're wearing right now.",
+};
+
+/** Is the intent something the reader is asked to do (so thanks in advance fit)? */
+const ASKS: ReadonlySet<Intent['kind']> = new Set(['ask_to', 'ask_for', 'ask_whether', 'ask_about', 'remind', 'follow_up']);
+
+/** A sentence the user wrote as part of the email, kept but worded in the sender's style. */
+function styleVerbatim(style: SoulTraits['communication_style'], sentence: string): string {
+  switch (style) {
+    case 'direct':
+      return tighten(sentence).join(' ');
+    case 'expressive':
+      return warm(sentence);
+    case 'analytical':
+      return sentence;
+    case 'diplomatic':
+    default:
+      return isRequest(sentence) ? soften(sentence) : sentence;
+  }
+}
+
 /**
- * Writes an email draft without any outside service, shaped by the sender's soul:
- * formality picks greeting and sign-off, empathy the considerate lines,
- * communication style the body, humour an optional light line. Deterministic:
+ * Writes an email draft without any outside service, shaped by the sender's soul
+ * (docs/decisions.md, "Soul traits" and "Consumer app (issue 23)").
+ *
+ * The context is read first as instructions to the agent ("invite Bob to dinner
+ * on Friday", "ask her to send the report", "thank him for the flowers"): each
+ * becomes what the email should do, worded to the recipient ("Would you like to
+ * come over for dinner on Friday?"), never pasted back. Communication style picks
+ * the move (direct asks plainly, diplomatic leaves room to say no, analytical
+ * lays out facts and next steps, expressive shows feeling), formality the
+ * register (contractions or none) and greeting and sign-off, empathy what is
+ * said about the reader's time, humour an optional light line. Text that is not
+ * an instruction is kept as the user wrote it, styled as before. Deterministic:
  * the same request always gives the same draft.
  */
 @Injectable()
@@ -164,17 +197,42 @@ export class DraftComposer {
     const band = formalityBand(traits.formality);
     const recipient = request.recipientName?.trim() || recipientNameFromEmail(request.to);
     const sender = request.senderName?.trim() || null;
+    const voice: Voice = { style: traits.communication_style, band, warm: traits.empathy > 0.6 };
+
+    const sentences = splitSentences(request.context);
+    const intents = sentences.flatMap(splitInstructions).map((s) => readInstruction(s, recipient));
+    const instructed = intents.some((intent) => intent.kind !== 'verbatim');
 
     const paragraphs: string[] = [GREETINGS[band](recipient)];
     if (traits.empathy > 0.6) paragraphs.push(CONSIDERATE_OPENINGS[band]);
-    paragraphs.push(...this.body(traits.communication_style, band, splitSentences(request.context)));
-    if (traits.empathy > 0.6) paragraphs.push(CONSIDERATE_CLOSINGS[band]);
-    else if (traits.empathy >= 0.3) paragraphs.push(THANKS[band]);
-    const light = LIGHT_LINES[traits.humour];
+    if (instructed) {
+      paragraphs.push(...this.message(voice, intents));
+      const asks = intents.some((intent) => ASKS.has(intent.kind));
+      if (asks && traits.empathy > 0.6) paragraphs.push(CONSIDERATE_CLOSINGS[band]);
+      else if (asks && traits.empathy >= 0.3) paragraphs.push(THANKS[band]);
+    } else {
+      paragraphs.push(...this.body(traits.communication_style, band, sentences));
+      if (traits.empathy > 0.6) paragraphs.push(CONSIDERATE_CLOSINGS[band]);
+      else if (traits.empathy >= 0.3) paragraphs.push(THANKS[band]);
+    }
+    const light = (intents.some((intent) => intent.kind === 'invite') ? INVITATION_LINES : LIGHT_LINES)[traits.humour];
     if (light) paragraphs.push(light);
     const signature = sender ? (band === 'casual' ? firstName(sender) : sender) : null;
     paragraphs.push(signature ? `${SIGN_OFFS[band]}\n${signature}` : SIGN_OFFS[band]);
     return paragraphs.join('\n\n');
+  }
+
+  /** The instructions as a message: direct keeps it to one short paragraph, analytical numbers several points. */
+  private message(voice: Voice, intents: Intent[]): string[] {
+    const parts = intents.map((intent) =>
+      intent.kind === 'verbatim' ? [styleVerbatim(voice.style, intent.sentence)] : realise(intent, voice),
+    );
+    if (voice.style === 'direct') return [parts.flat().join(' ')];
+    if (voice.style === 'analytical' && parts.length > 1) {
+      const intro = voice.band === 'formal' ? 'Please find the points below:' : 'A few points:';
+      return [`${intro}\n${parts.map((p, i) => `${i + 1}. ${p.join(' ')}`).join('\n')}`];
+    }
+    return parts.map((p) => p.join(' '));
   }
 
   private body(style: SoulTraits['communication_style'], band: FormalityBand, sentences: string[]): string[] {

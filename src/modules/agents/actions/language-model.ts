@@ -28,8 +28,9 @@ export class AgentLanguageModel {
   }
 
   async complete(messages: ChatMessage[], timeoutMs = LANGUAGE_MODEL_TIMEOUT_MS): Promise<string | null> {
-    const { url, model, apiKey } = this.config.agentLlm;
-    if (!url) return null;
+    const { url: configured, model, apiKey } = this.config.agentLlm;
+    if (!configured) return null;
+    const url = chatCompletionsUrl(configured);
     const host = new URL(url).host;
     const startedAt = Date.now();
     try {
@@ -62,6 +63,15 @@ export class AgentLanguageModel {
       return null;
     }
   }
+}
+
+/**
+ * `AGENT_LLM_URL` may name the endpoint itself or, as OpenAI-compatible servers
+ * document their base URL (Ollama: `http://127.0.0.1:11434/v1`), the API root.
+ */
+export function chatCompletionsUrl(configured: string): string {
+  const trimmed = configured.replace(/\/+$/, '');
+  return /\/chat\/completions$/.test(trimmed) ? trimmed : `${trimmed}/chat/completions`;
 }
 
 function readContent(body: unknown): string | null {
