@@ -55,6 +55,7 @@ function open(base: string, token: string): Promise<Socket> {
             : frame.type === 'error' && frame.id
               ? `error:${frame.id}`
               : '';
+      if (frame.type === 'error') lastError.set(socket, frame.data);
       socket.waiters.get(key)?.(at);
       socket.waiters.delete(key);
     });
@@ -62,6 +63,9 @@ function open(base: string, token: string): Promise<Socket> {
     ws.once('error', reject);
   });
 }
+
+/** The last error frame each socket got, to say why a send was refused. */
+const lastError = new WeakMap<Socket, unknown>();
 
 const waitFor = (socket: Socket, key: string) => new Promise<number>((resolve) => socket.waiters.set(key, resolve));
 
@@ -141,10 +145,15 @@ describe('gateway benchmark', () => {
                   const id = `m${m}.${attempt}`;
                   const refused = waitFor(sender, `error:${id}`).then(() => 'refused' as const);
                   sender.ws.send(
-                    JSON.stringify({ type: 'message.send', id, data: { recipient_id: contactIds[i], content, idempotency_key: content } }),
+                    JSON.stringify({
+                      type: 'message.send',
+                      id,
+                      data: { recipient_id: contactIds[i], content, idempotency_key: content.replaceAll(' ', '_') },
+                    }),
                   );
                   if ((await Promise.race([created.then(() => 'created' as const), refused])) === 'created') break;
                   retries += 1;
+                  if (retries <= 3) console.warn(`gateway bench: a send was refused: ${JSON.stringify(lastError.get(sender))}`);
                   await new Promise((r) => setTimeout(r, 200));
                 }
                 own.push((await created) - sent);

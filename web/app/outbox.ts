@@ -20,6 +20,8 @@ export interface OutgoingMessage {
   /** `waiting`: the service could not be reached; `failed`: it refused the message (shown with its reason). */
   state: 'sending' | 'waiting' | 'failed';
   error?: string;
+  /** HTTP status of the refusal. */
+  errorStatus?: number;
 }
 
 export interface SentMessage {
@@ -102,7 +104,7 @@ class Outbox {
   retry(key: string): void {
     const item = this.items.find((candidate) => candidate.key === key);
     if (!item) return;
-    this.update(key, { state: 'sending', error: undefined });
+    this.update(key, { state: 'sending', error: undefined, errorStatus: undefined });
     void this.deliver(item);
   }
 
@@ -148,7 +150,11 @@ class Outbox {
         this.update(item.key, { state: 'waiting', error: undefined });
         this.scheduleRetry();
       } else {
-        this.update(item.key, { state: 'failed', error: describeError(failure) });
+        this.update(item.key, {
+          state: 'failed',
+          error: describeError(failure),
+          errorStatus: failure instanceof ApiFailure ? failure.status : undefined,
+        });
       }
     } finally {
       this.inFlight.delete(item.key);

@@ -31,6 +31,7 @@ interface Message {
   pending?: OutgoingMessage['state'];
   pendingKey?: string;
   error?: string;
+  errorStatus?: number;
 }
 
 interface History {
@@ -80,7 +81,11 @@ const RANK = { sent: 0, waiting: 0, delivered: 1, read: 2 } as Record<string, nu
 function receiptLabel(m: Message, peer: Peer): string {
   if (m.pending === 'sending') return 'Sending…';
   if (m.pending === 'waiting') return 'Waiting for the connection… (sends by itself)';
-  if (m.pending === 'failed') return `Not sent: ${m.error ?? 'refused by the service'}`;
+  if (m.pending === 'failed') {
+    // A member of someone else's group, where the service lets only the owner write.
+    if (peer.kind === 'group' && (m.errorStatus === 404 || m.errorStatus === 403)) return 'Not sent: you cannot write to this group';
+    return `Not sent: ${m.error ?? 'refused by the service'}`;
+  }
   const stored = m.read_at ? 'read' : m.delivered_at ? 'delivered' : m.status;
   const best = (RANK[m.receipt ?? 'sent'] ?? 0) > (RANK[stored] ?? 0) ? m.receipt! : stored;
   if (best === 'read') return 'Read';
@@ -102,6 +107,7 @@ function fromOutbox(item: OutgoingMessage): Message {
     pending: item.state,
     pendingKey: item.key,
     error: item.error,
+    errorStatus: item.errorStatus,
   };
 }
 
