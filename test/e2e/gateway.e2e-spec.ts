@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
 import { AccessTokens } from '../../src/modules/auth/access-tokens';
 import { GatewayClient } from '../support/gateway-client';
+import { MessagesService } from '../../src/modules/messages/messages.service';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { LoggedInUser, login, raiseToEnterprise } from '../support/users';
@@ -285,6 +286,22 @@ describe('real-time gateway (WebSocket, two api instances)', () => {
       expect((await client.next('error')).data.message).toMatch(/text frames/);
       client.send({ type: 'ping', id: 'still-here' });
       expect(await client.next('pong')).toMatchObject({ id: 'still-here' });
+    });
+
+    it('answers a send the database cannot take right now (its pool exhausted, or PostgreSQL away) with a retryable SERVICE_UNAVAILABLE, not INTERNAL_ERROR', async () => {
+      const messages = apiA.app.get(MessagesService);
+      const send = jest
+        .spyOn(messages, 'send')
+        .mockRejectedValueOnce(Object.assign(new Error('timeout exceeded when trying to connect'), { name: 'Error' }));
+      try {
+        const client = await ready(apiA.url, alice.token);
+        client.send({ type: 'message.send', id: 'busy-1', data: { recipient_id: 'con_doesnotmatter000000000', content: 'hi' } });
+        expect((await client.next('error', (f) => f.id === 'busy-1')).data).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
+        client.send({ type: 'ping', id: 'after-busy' });
+        expect(await client.next('pong')).toMatchObject({ id: 'after-busy' });
+      } finally {
+        send.mockRestore();
+      }
     });
 
     it('closes with 1009 on a frame over 64 KB', async () => {

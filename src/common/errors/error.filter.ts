@@ -269,7 +269,7 @@ const UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded when tryin
  * 500. The driver's error arrives bare (pool checkout) or wrapped by TypeORM
  * in `driverError`.
  */
-function isDependencyUnavailable(exception: unknown): boolean {
+export function isDependencyUnavailable(exception: unknown): boolean {
   const candidates = [exception, (exception as { driverError?: unknown })?.driverError, (exception as { cause?: unknown })?.cause];
   return candidates.some((e) => {
     if (!e || typeof e !== 'object') return false;

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { ApiError } from '../../common/errors/api-error';
+import { isDependencyUnavailable } from '../../common/errors/error.filter';
 import { ProblemError } from '../../common/errors/problem-error';
 import { ExecutionTarget } from '../marketplace/installs.service';
 import { CapabilityDescriptor } from '../packages/capability-descriptor';
@@ -69,6 +70,11 @@ export class GatewayFrames {
     } catch (error) {
       if (error instanceof ApiError) return connection.fail(error, frame.id);
       if (error instanceof RequestValidationError) return connection.error('BAD_REQUEST', error.message, frame.id);
+      // The database away or its pool exhausted under load: retryable, as the HTTP routes answer it (503).
+      if (isDependencyUnavailable(error)) {
+        this.logger.warn({ err: error, type: frame.type }, 'gateway frame refused: a dependency is unavailable');
+        return connection.error('SERVICE_UNAVAILABLE', 'The service is busy or a dependency is unavailable; try again shortly', frame.id);
+      }
       this.logger.error({ err: error, type: frame.type }, 'gateway frame failed');
       connection.error('INTERNAL_ERROR', 'Something went wrong; try again', frame.id);
     }
