@@ -313,6 +313,22 @@ describe('conversations: receipts, groups, pending contacts, inbox', () => {
     });
   });
 
+  describe('last interaction', () => {
+    it('counts messages received as well as sent: the receiver’s contact for the sender moves to the message’s time', async () => {
+      const { first: alice, second: bob, secondAtFirst: bobAtAlice, firstAtSecond: aliceAtBob } = await friends('Lin', 'Mo');
+      const before = (await request(url).get(`/v1/contacts/${aliceAtBob}`).set(bob.auth).expect(200)).body;
+      expect(before.last_interaction).toBeNull();
+      const sent = await send(alice, bobAtAlice, 'lunch?');
+      const created = (await history(alice, bobAtAlice))[0].created_at;
+      expect(created).toEqual(expect.any(String));
+      await waitFor(
+        async () => (await request(url).get(`/v1/contacts/${aliceAtBob}`).set(bob.auth).expect(200)).body.last_interaction === created,
+        { what: 'Bob’s contact for Alice to note the message he received' },
+      );
+      expect(sent.id).toMatch(/^msg_/);
+    });
+  });
+
   describe('GET /v1/conversations', () => {
     it('lists contacts and groups by last message with unread counts, groups of others included, paged by cursor', async () => {
       const { first: alice, second: bob, secondAtFirst: bobAtAlice, firstAtSecond: aliceAtBob } = await friends('Alice', 'Bob');

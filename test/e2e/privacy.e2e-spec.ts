@@ -246,6 +246,10 @@ describe('privacy: soul export and deletion', () => {
       expect(text).toContain('## Probe notes (2)\n\n| id | text | created_at |\n|---|---|---|');
       expect(text).toContain('| note-1 | a \\| b | 2025-01-01T00:00:00.000Z |');
       expect(text).toContain('line one<br>line two \\<script\\>alert(1)\\</script\\>');
+      // A section made of lists (messages: sent and received) gets a sub-heading and a table each, never one cell of JSON.
+      expect(text).toMatch(/## Messages\n\n### Sent \(\d+\)\n\n/);
+      expect(text).toMatch(/### Received \(\d+\)\n\n/);
+      expect(text).not.toContain('{"sent"');
     });
 
     it("answers 404 NOT_FOUND for another user's export and for an unknown or malformed id", async () => {

@@ -239,6 +239,28 @@ export class ContactsService {
     );
   }
 
+  /**
+   * Messages received move `last_interaction` of the receiver's contact for
+   * the sender too (the sender's side moves in the send transaction). Called
+   * by the durable message path in the worker, set-based per batch; rows are
+   * locked in id order, as every multi-row update of contacts does, so it
+   * cannot deadlock with sends.
+   */
+  async recordReceived(manager: EntityManager, received: Array<{ contactId: string; at: string }>): Promise<void> {
+    if (received.length === 0) return;
+    await manager.query(
+      `WITH latest AS (
+         SELECT contact_id, max(at) AS at FROM unnest($1::text[], $2::timestamptz[]) AS r(contact_id, at) GROUP BY contact_id
+       ), locked AS (
+         SELECT c.id FROM contacts c JOIN latest l ON l.contact_id = c.id ORDER BY c.id FOR NO KEY UPDATE OF c
+       )
+       UPDATE contacts c SET last_interaction = GREATEST(c.last_interaction, l.at)
+         FROM latest l, locked k
+        WHERE c.id = l.contact_id AND k.id = c.id`,
+      [received.map((r) => r.contactId), received.map((r) => r.at)],
+    );
+  }
+
   /** Every contact of the user, for the personal data export. */
   async exportFor(userId: string, manager: EntityManager): Promise<Array<ContactDto & { updated_at: string }>> {
     const rows: ContactRow[] = await manager.query(

@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { GatewayBus } from '../../infra/realtime/gateway-bus';
+import { EntityManager } from 'typeorm';
+import { ContactsService } from '../contacts/contacts.service';
 import { DomainEvent } from '../events/domain-events';
 import { OnDomainEvents } from '../events/on-domain-event.decorator';
 import { MESSAGE_CREATED, MessageCreatedPayload, messageCreatedPublications } from '../messages/message-created';
@@ -20,10 +22,19 @@ export class MessageFanout {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly bus: GatewayBus,
+    private readonly contacts: ContactsService,
   ) {}
 
   @OnDomainEvents(MESSAGE_CREATED)
-  async fanOut(events: DomainEvent[]): Promise<void> {
+  async fanOut(events: DomainEvent[], manager: EntityManager): Promise<void> {
+    // The receivers' contacts for the sender note the interaction too, with the dispatch.
+    await this.contacts.recordReceived(
+      manager,
+      events.flatMap((event) => {
+        const payload = event.payload as MessageCreatedPayload;
+        return Object.values(payload.sender_contact_ids ?? {}).map((contactId) => ({ contactId, at: payload.created_at }));
+      }),
+    );
     const publications = events.flatMap((event) =>
       messageCreatedPublications(this.config.redisPrefix, event.payload as MessageCreatedPayload),
     );

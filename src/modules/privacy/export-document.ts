@@ -60,7 +60,7 @@ export function renderMarkdown(document: SoulExportDocument, exportId: string): 
     if (FIXED_KEYS.has(key)) continue;
     const value = document[key];
     const count = Array.isArray(value) ? ` (${value.length})` : '';
-    out.push(`## ${heading(key)}${count}`, '', ...block(value), '');
+    out.push(`## ${heading(key)}${count}`, '', ...block(value, 3), '');
   }
   return `${out.join('\n').trimEnd()}\n`;
 }
@@ -71,14 +71,28 @@ function heading(key: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-function block(value: unknown): string[] {
+/**
+ * A section's content. A section made of lists (messages: `sent` and
+ * `received`) gets a sub-heading and a table per list, not one cell of JSON.
+ */
+function block(value: unknown, level: number): string[] {
   if (value === null || value === undefined) return ['_Nothing stored._'];
   if (Array.isArray(value)) {
     if (value.length === 0) return ['_None._'];
     if (value.every(isPlainObject)) return recordTable(value);
     return value.map((item) => `- ${cellText(item)}`);
   }
-  if (isPlainObject(value)) return Object.keys(value).length ? keyValueTable(value) : ['_None._'];
+  if (isPlainObject(value)) {
+    const entries = Object.entries(value);
+    if (entries.length === 0) return ['_None._'];
+    if (level <= 4 && entries.some(([, v]) => Array.isArray(v) || isPlainObject(v))) {
+      return entries.flatMap(([k, v]) => {
+        const count = Array.isArray(v) ? ` (${v.length})` : '';
+        return [`${'#'.repeat(level)} ${heading(k)}${count}`, '', ...block(v, level + 1), ''];
+      });
+    }
+    return keyValueTable(value);
+  }
   return [cellText(value)];
 }
 
