@@ -30,9 +30,7 @@ export function contentSecurityPolicy(firebaseAuthDomain?: string): string {
     firebase ? "script-src 'self' https://apis.google.com" : "script-src 'self'",
     "style-src 'self'",
     "img-src 'self' data:",
-    firebase
-      ? "connect-src 'self' https://identitytoolkit.googleapis.com https://securetoken.googleapis.com"
-      : "connect-src 'self'",
+    firebase ? "connect-src 'self' https://identitytoolkit.googleapis.com https://securetoken.googleapis.com" : "connect-src 'self'",
     ...(firebase ? [`frame-src https://${firebaseAuthDomain}`] : []),
     "base-uri 'none'",
     "form-action 'self'",
