@@ -1,4 +1,3 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { GatewayClient } from '../support/gateway-client';
 import { SpawnedRole, TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { PostgresCluster } from '../support/postgres-cluster';
+import { RedisProcess } from '../support/redis-process';
 import { appToken, onboardDeveloper, registerApp } from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
 import { assertTestCaTrusted } from '../support/test-ca';
@@ -64,58 +64,6 @@ const FAST_SWEEP = { JOB_RELAY_SWEEP_MS: '1000', JOB_RELAY_CHECK_AFTER_MS: '2000
 jest.setTimeout(200_000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A private `redis-server` on its own port, without persistence: a restart loses every key, queued jobs included. */
-class RedisProcess {
-  private child: ChildProcess | null = null;
-  private readonly onExit = () => this.child?.kill('SIGKILL');
-  constructor(readonly port: number) {
-    process.once('exit', this.onExit);
-  }
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
-      stdio: 'ignore',
-    });
-    this.child = child;
-    const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    try {
-      await waitFor(
-        async () => {
-          if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-          try {
-            if (probe.status !== 'ready') await probe.connect();
-            return (await probe.ping()) === 'PONG' ? true : undefined;
-          } catch {
-            probe.disconnect();
-            return undefined;
-          }
-        },
-        { what: `redis-server on port ${this.port}`, timeoutMs: 10_000, intervalMs: 50 },
-      );
-    } finally {
-      probe.disconnect();
-    }
-  }
-
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-    this.child = null;
-  }
-
-  async destroy(): Promise<void> {
-    await this.kill();
-    process.off('exit', this.onExit);
-  }
-}
 
 /** Spawns a worker process and waits until its processors run. */
 async function startWorker(env: TestEnvironment, extra: Record<string, string> = {}): Promise<SpawnedRole> {

@@ -1,59 +1,14 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import Redis from 'ioredis';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { freePort } from '../support/free-port';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
+import { RedisProcess } from '../support/redis-process';
 import { login, LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
 import { expectCleanError } from './envelopes';
 import { MAX_ANSWER_MS, OutageLoad } from './outage-load';
-
-/** A private `redis-server` on its own port, without persistence, that the test can kill and start again. */
-class RedisProcess {
-  private child: ChildProcess | null = null;
-  constructor(readonly port: number) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
-      stdio: 'ignore',
-    });
-    this.child = child;
-    const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    try {
-      await waitFor(
-        async () => {
-          if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-          try {
-            if (probe.status !== 'ready') await probe.connect();
-            return (await probe.ping()) === 'PONG' ? true : undefined;
-          } catch {
-            probe.disconnect();
-            return undefined;
-          }
-        },
-        { what: `redis-server on port ${this.port}`, timeoutMs: 10_000, intervalMs: 50 },
-      );
-    } finally {
-      probe.disconnect();
-    }
-  }
-
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-    this.child = null;
-  }
-}
 
 /**
  * Issue 10, fault tests: Redis dies under load and comes back on the same
