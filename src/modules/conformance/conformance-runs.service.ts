@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
@@ -53,8 +53,8 @@ export function toRunDto(row: RunRow) {
 export class ConformanceRuns {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async queue(target: RunTarget): Promise<RunRow> {
-    const [row]: RunRow[] = await this.dataSource.query(
+  async queue(target: RunTarget, manager: EntityManager = this.dataSource.manager): Promise<RunRow> {
+    const [row]: RunRow[] = await manager.query(
       `INSERT INTO conformance_runs (id, package_id, version_id, developer_id, app_id, full_run) VALUES ($1, $2, $3, $4, $5, true) RETURNING ${COLUMNS}`,
       [newId('conf'), target.packageId, target.versionId, target.developerId, target.appId],
     );

@@ -3,13 +3,12 @@ import { ProvidersModule } from '../providers/providers.module';
 import { ConformanceRunner } from './conformance-runner';
 import { ConformanceRuns } from './conformance-runs.service';
 import { ConformanceController } from './conformance.controller';
-import { ConformanceQueue } from './conformance.queue';
 
 /** The six-dimension conformance suite (docs/conformance.md), its run records and the queue for full runs. */
 @Module({
   imports: [ProvidersModule],
   controllers: [ConformanceController],
-  providers: [ConformanceRunner, ConformanceRuns, ConformanceQueue],
-  exports: [ConformanceRunner, ConformanceRuns, ConformanceQueue],
+  providers: [ConformanceRunner, ConformanceRuns],
+  exports: [ConformanceRunner, ConformanceRuns],
 })
 export class ConformanceModule {}

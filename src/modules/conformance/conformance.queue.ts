@@ -1,6 +1,3 @@
-import { InjectQueue } from '@nestjs/bullmq';
-import { Injectable } from '@nestjs/common';
-import { Queue } from 'bullmq';
 import { QUEUES } from '../../infra/queue/queues';
 import { CapabilityDescriptor } from '../packages/capability-descriptor';
 
@@ -11,12 +8,9 @@ export interface FullRunJob {
   capabilities: CapabilityDescriptor[];
 }
 
-/** Producer of the `conformance` queue: one job per full run, keyed by the run id. */
-@Injectable()
-export class ConformanceQueue {
-  constructor(@InjectQueue(QUEUES.conformance) private readonly queue: Queue<FullRunJob>) {}
-
-  async enqueue(job: FullRunJob): Promise<void> {
-    await this.queue.add('full-run', job, { jobId: job.confId, attempts: 2, backoff: { type: 'fixed', delay: 5000 } });
-  }
-}
+/** One `full-run` job per full conformance run, job id = run id, recorded in the job outbox with the run's row. */
+export const FULL_RUN_JOB = {
+  queue: QUEUES.conformance,
+  name: 'full-run',
+  opts: { attempts: 2, backoff: { type: 'fixed', delay: 5000 } },
+} as const;

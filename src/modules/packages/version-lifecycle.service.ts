@@ -6,7 +6,8 @@ import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { ConformanceReport, ConformanceRunner } from '../conformance/conformance-runner';
 import { ConformanceRuns, RunRow, toRunDto } from '../conformance/conformance-runs.service';
-import { ConformanceQueue } from '../conformance/conformance.queue';
+import { FULL_RUN_JOB } from '../conformance/conformance.queue';
+import { JobOutbox } from '../../infra/queue/job-outbox';
 import { DomainEvents } from '../events/domain-events';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import { PACKAGE_COLUMNS, PackageRow, PackagesService, toPackageDto, toVersionDto, VERSION_COLUMNS, VersionRow } from './packages.service';
@@ -37,7 +38,7 @@ export class VersionLifecycle {
     private readonly packages: PackagesService,
     private readonly runner: ConformanceRunner,
     private readonly runs: ConformanceRuns,
-    private readonly queue: ConformanceQueue,
+    private readonly jobs: JobOutbox,
     private readonly events: DomainEvents,
   ) {}
 
@@ -47,14 +48,23 @@ export class VersionLifecycle {
     const version = await this.packages.version(pkg.id, versionId);
     const target = { packageId: pkg.id, versionId: version.id, developerId: pkg.developer_id, appId: pkg.app_id };
     if (full) {
-      const run = await this.runs.queue(target);
-      await this.queue.enqueue({
-        confId: run.id,
-        // A version is validated against its own runtime (a draft's may differ from the published one).
-        runtimeUrl: version.runtime_url,
-        riskTier: pkg.risk_tier,
-        capabilities: version.capabilities,
+      // The run and its job commit together (job outbox), then the job is relayed at once.
+      const run = await this.dataSource.transaction(async (manager) => {
+        const queued = await this.runs.queue(target, manager);
+        await this.jobs.record(manager, {
+          ...FULL_RUN_JOB,
+          id: queued.id,
+          data: {
+            confId: queued.id,
+            // A version is validated against its own runtime (a draft's may differ from the published one).
+            runtimeUrl: version.runtime_url,
+            riskTier: pkg.risk_tier,
+            capabilities: version.capabilities,
+          },
+        });
+        return queued;
       });
+      await this.jobs.relayNow([run.id]);
       return { accepted: true as const, run: toRunDto(run) };
     }
     const report = await this.runner.run({
