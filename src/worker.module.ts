@@ -10,6 +10,8 @@ import { EventDispatcher } from './modules/events/event-dispatcher';
 import { AGENTS_PROCESSORS } from './modules/agents/agents.worker';
 import { ConformanceProcessor } from './modules/conformance/conformance.processor';
 import { MessageFanout } from './modules/gateway/message-fanout.subscriber';
+import { PendingActionFanout } from './modules/gateway/action-fanout.subscriber';
+import { MARKETPLACE_SUBSCRIBERS } from './modules/marketplace/marketplace.worker';
 import {
   RUNTIME_BRIDGE_PROCESSORS,
   RUNTIME_BRIDGE_SUBSCRIBERS,
@@ -30,7 +32,13 @@ const PROCESSORS: Type[] = [
   ...WEBHOOK_PROCESSORS,
 ];
 /** Domain event subscribers that only the worker runs. */
-const SUBSCRIBERS: Type[] = [MessageFanout, ...WEBHOOK_SUBSCRIBERS, ...RUNTIME_BRIDGE_SUBSCRIBERS];
+const SUBSCRIBERS: Type[] = [
+  MessageFanout,
+  PendingActionFanout,
+  ...WEBHOOK_SUBSCRIBERS,
+  ...RUNTIME_BRIDGE_SUBSCRIBERS,
+  ...MARKETPLACE_SUBSCRIBERS,
+];
 /** Long-running services of the worker role (realtime stream supervision). */
 const SUPERVISORS: Type[] = [...RUNTIME_BRIDGE_SUPERVISORS];
 /** Area modules whose services the processors and subscribers use (areas.ts). Their controllers are ignored: no HTTP here. */

@@ -32,6 +32,7 @@ describe('developer console: onboarding to a published package', () => {
   /** Time step of the last accepted TOTP code: the service takes each step's code once. */
   let lastTotpStep = -1;
   let appId = '';
+  let webhookSecret = '';
   /** The published version's page with its full conformance report (`?run=`). */
   let versionPage = '';
 
@@ -162,6 +163,14 @@ describe('developer console: onboarding to a published package', () => {
     expect(scopes).toContain('webhooks:write');
     expect(scopes).not.toContain('capabilities:execute');
 
+    // The Webhook URL gave the app its webhook profile: its signing secret is shown once too.
+    const signing = page.getByRole('region', { name: 'Webhook signing secret' });
+    await signing.getByText('you won’t see it again').waitFor();
+    webhookSecret = (await signing.locator('code').textContent())!;
+    expect(webhookSecret).toMatch(/^whsec_\S{16,}/);
+    await signing.getByRole('button', { name: 'I have stored it' }).click();
+    await signing.waitFor({ state: 'detached' });
+
     await reveal.getByRole('button', { name: 'I have stored it' }).click();
     await reveal.waitFor({ state: 'detached' });
     await page.reload();
@@ -198,12 +207,10 @@ describe('developer console: onboarding to a published package', () => {
     expect(await page.getByLabel('Endpoint URL').inputValue()).toBe(receiver.url);
     await page.getByLabel('Timeout (seconds)').fill('10');
     await page.getByRole('button', { name: 'Save webhook profile' }).click();
-    const signing = page.getByRole('region', { name: 'New signing secret' });
-    await signing.waitFor();
-    await signing.getByText('you won’t see it again').waitFor();
-    const signingSecret = (await signing.locator('code').textContent())!;
-    expect(signingSecret).toMatch(/^whsec_\S{16,}/);
     await page.getByText('Webhook profile saved.').waitFor();
+    // The profile existed since registration: saving it reveals no new secret.
+    expect(await page.getByRole('region', { name: 'New signing secret' }).count()).toBe(0);
+    const signingSecret = webhookSecret;
 
     await page.getByLabel('Event type', { exact: true }).selectOption('package.published');
     await page.getByRole('button', { name: 'Send test event' }).click();

@@ -1,11 +1,15 @@
 import { createHmac } from 'node:crypto';
+import request from 'supertest';
 import { ConformanceModule } from '../../src/modules/conformance/conformance.module';
 import { ConformanceInput, ConformanceRunner } from '../../src/modules/conformance/conformance-runner';
 import { ConformanceReport, DIMENSIONS, submissionFault } from '../../src/modules/conformance/conformance-report';
 import { normaliseCapabilities } from '../../src/modules/packages/descriptor-normalizer';
 import { TestEnvironment } from '../support/harness';
-import { LEAKED_AWS_KEY_ID, ProviderRuntime, RecordedRequest, RUNTIME_WEBHOOK_SECRET } from '../support/provider-runtime';
+import { goodPackageCapabilities, LEAKED_AWS_KEY_ID, ProviderRuntime, RecordedRequest } from '../support/provider-runtime';
+import { appToken, onboardDeveloper, OnboardedDeveloper, RegisteredApp, registerApp } from '../support/providers';
+import { SmtpSink } from '../support/smtp-sink';
 import { assertTestCaTrusted } from '../support/test-ca';
+import { waitFor } from '../support/wait-for';
 
 const ID = (prefix: string) => new RegExp(`^${prefix}_[0-9A-Za-z]{22}$`);
 const TOKEN = /^Bearer (conformance_[A-Za-z0-9_-]{32})$/;
@@ -40,7 +44,6 @@ describe('conformance suite against a real HTTPS provider runtime', () => {
       riskTier: 'action_capable',
       capabilities,
       full: true,
-      webhookSecret: RUNTIME_WEBHOOK_SECRET,
       ...overrides,
     });
   });
@@ -117,7 +120,8 @@ describe('conformance suite against a real HTTPS provider runtime', () => {
       (c) => c !== first && c.headers['x-service-idempotency-key'] === first.headers['x-service-idempotency-key'],
     ) as RecordedRequest;
     expect((conflict.body as { input: unknown }).input).not.toEqual((first.body as { input: unknown }).input);
-    expect(check(report, 'error_handling.idempotency_conflict')).toMatchObject({ passed: true, points: 3 });
+    // Without a webhook endpoint (see the HTTP API tests below) the dimension is shared by three checks.
+    expect(check(report, 'error_handling.idempotency_conflict')).toMatchObject({ passed: true, points: 4 });
   });
 
   it('pages history with limit, direction and then the opaque cursor the runtime returned', async () => {
@@ -167,32 +171,6 @@ describe('conformance suite against a real HTTPS provider runtime', () => {
     await runner.run(input());
     const [next] = runtime.requestsTo('/capabilities/balance/execute');
     expect(tokens.has(next.headers.authorization as string)).toBe(false);
-  });
-
-  it('probes the webhook receiver with unsigned, unprefixed, wrongly signed and correctly signed deliveries', async () => {
-    const report = await runner.run(input());
-    const deliveries = runtime.requestsTo('/webhooks');
-    expect(deliveries).toHaveLength(4);
-    const digest = createHmac('sha256', RUNTIME_WEBHOOK_SECRET).update(deliveries[0].rawBody).digest('hex');
-    const signatures = deliveries.map((d) => d.headers['x-service-signature']);
-    expect(signatures).toEqual(expect.arrayContaining([undefined, digest, `sha256=${digest}`]));
-    expect(signatures.filter((s) => typeof s === 'string' && s.startsWith('sha256=') && s !== `sha256=${digest}`)).toHaveLength(1);
-    expect(deliveries[0].body).toMatchObject({
-      id: expect.stringMatching(ID('evt')),
-      type: 'capability.invoked',
-      data: expect.any(Object),
-    });
-    expect(check(report, 'error_handling.webhook_signature')).toMatchObject({ passed: true, points: 4 });
-  });
-
-  it('skips the webhook receiver probe when the app has no webhook secret', async () => {
-    const report = await runner.run(input({ webhookSecret: undefined }));
-    expect(runtime.requestsTo('/webhooks')).toEqual([]);
-    expect(check(report, 'error_handling.webhook_signature')).toMatchObject({
-      max: 0,
-      detail: 'not applicable: the app has no webhook secret',
-    });
-    expect(report.dimensions.error_handling.score).toBe(15);
   });
 
   it('lowers performance, and only performance, for a slow runtime', async () => {
@@ -245,13 +223,13 @@ describe('conformance suite against a real HTTPS provider runtime', () => {
       .requestsTo('/capabilities/transactions/execute')
       .find((r) => (r.body as { params: { limit: unknown } }).params.limit === 'ten');
     expect((invalid?.body as { params: Record<string, unknown> }).params).toMatchObject({ __invalid__: true });
-    expect(report.dimensions.error_handling.score).toBe(10);
+    expect(report.dimensions.error_handling.score).toBe(8);
   });
 
-  it('lowers security and error handling for a runtime that checks neither bearer tokens nor webhook signatures', async () => {
+  it('lowers security for a runtime that does not check bearer tokens', async () => {
     await runtime.behave('no_auth_check');
     const report = await runner.run(input());
-    expect(failing(report)).toEqual(['error_handling.webhook_signature', 'security.auth_required']);
+    expect(failing(report)).toEqual(['security.auth_required']);
     const unauthenticated = runtime.requestsTo('/capabilities/').filter((r) => r.headers.authorization === undefined);
     expect(unauthenticated).toHaveLength(1);
     expect(check(report, 'security.auth_required').detail).toContain('(no Authorization): answered 200');
@@ -295,5 +273,144 @@ describe('conformance suite against a real HTTPS provider runtime', () => {
     } finally {
       await untrusted.close();
     }
+  });
+});
+
+type CheckReport = { id: string; passed: boolean; points: number; max: number; detail: string };
+type RunBody = { id: string; status: string; dimensions: ConformanceReport['dimensions'] };
+const checkOf = (run: RunBody, id: string): CheckReport => {
+  const found = DIMENSIONS.flatMap((k) => run.dimensions[k].checks).find((c) => c.id === id);
+  if (!found) throw new Error(`no check ${id} in ${JSON.stringify(run)}`);
+  return found;
+};
+
+/**
+ * The webhook-receiver check through the public path: the app's webhook
+ * endpoint as the provider configures it (PUT /webhook, secret from the API),
+ * a real HTTPS receiver on loopback that verifies X-Service-Signature with
+ * that secret, and conformance started by validate?full=true and by submit.
+ */
+describe("conformance probes the app's webhook receiver (through the HTTP API)", () => {
+  let env: TestEnvironment;
+  let smtp: SmtpSink;
+  let runtime: ProviderRuntime;
+  let receiver: ProviderRuntime;
+  let url: string;
+  let developer: OnboardedDeveloper;
+  let app: RegisteredApp;
+  let auth: { authorization: string };
+  let slugs = 0;
+
+  /** The good package, with the runtime URL where the spec puts it: on each capability. */
+  const capabilities = () => (goodPackageCapabilities() as Array<Record<string, unknown>>).map((c) => ({ ...c, runtimeUrl: runtime.url }));
+
+  async function createPackage(appAuth: { authorization: string }, appId: string) {
+    slugs += 1;
+    const res = await request(url)
+      .post('/v1/providers/packages')
+      .set(appAuth)
+      .send({
+        appId,
+        name: `Hooked ${slugs}`,
+        slug: `hooked-${slugs}`,
+        description: 'x',
+        riskTier: 'action_capable',
+        capabilities: capabilities(),
+      })
+      .expect(201);
+    return { id: res.body.id as string, versionId: res.body.versions[0].id as string };
+  }
+
+  /** What the conformance suite sent the receiver (real deliveries, such as package.submitted, reach it too). */
+  const probes = () => receiver.requestsTo('/webhooks').filter((r) => r.headers['user-agent'] === 'service-conformance/1');
+
+  async function fullRun(appAuth: { authorization: string }, pkg: { id: string; versionId: string }): Promise<RunBody> {
+    const queued = await request(url)
+      .post(`/v1/providers/packages/${pkg.id}/versions/${pkg.versionId}/validate?full=true`)
+      .set(appAuth)
+      .expect(202);
+    return waitFor(
+      async () => {
+        const res = await request(url).get(`/v1/providers/conformance/${queued.body.id}`).set(appAuth).expect(200);
+        return res.body.status === 'completed' ? (res.body as RunBody) : undefined;
+      },
+      { what: 'the full conformance run', timeoutMs: 30_000, intervalMs: 100 },
+    );
+  }
+
+  beforeAll(async () => {
+    assertTestCaTrusted();
+    smtp = await SmtpSink.start();
+    runtime = await ProviderRuntime.start();
+    env = await TestEnvironment.create({ SMTP_URL: smtp.url });
+    ({ url } = await env.startApi());
+    await env.startWorker();
+    developer = await onboardDeveloper(url, smtp, 'hooked@example.com');
+    app = await registerApp(url, developer, { webhook_url: 'https://127.0.0.1:9/hooks' });
+    // The signing secret as a provider learns it: from the API (a rotation always shows it).
+    await request(url).put(`/v1/providers/apps/${app.id}/webhook`).set(developer.auth).send({});
+    const rotated = await request(url).post(`/v1/providers/apps/${app.id}/webhook/secret`).set(developer.auth).expect(200);
+    const secret = (rotated.body.webhook_secret ?? rotated.body.secret) as string;
+    expect(secret).toEqual(expect.any(String));
+    // The provider's receiver verifies X-Service-Signature with that secret and answers 401 otherwise.
+    receiver = await ProviderRuntime.start({ webhookSecret: secret });
+    await request(url)
+      .put(`/v1/providers/apps/${app.id}/webhook`)
+      .set(developer.auth)
+      .send({ url: `${receiver.url}/webhooks` })
+      .expect(200);
+    auth = { authorization: `Bearer ${await appToken(url, app)}` };
+  });
+  afterEach(async () => {
+    await receiver.behave('conforming');
+    receiver.clearRequests();
+  });
+  afterAll(async () => {
+    await env?.close();
+    await receiver?.close();
+    await runtime?.close();
+    await smtp?.close();
+  });
+
+  it('probes the receiver of a queued full run with unsigned, unprefixed, wrongly and correctly signed deliveries, and scores it', async () => {
+    const pkg = await createPackage(auth, app.id);
+    const run = await fullRun(auth, pkg);
+    expect(checkOf(run, 'error_handling.webhook_signature')).toMatchObject({
+      passed: true,
+      points: 4,
+      detail: `the receiver at ${receiver.url}/webhooks verifies X-Service-Signature`,
+    });
+    const deliveries = probes();
+    expect(deliveries).toHaveLength(4);
+    const digest = createHmac('sha256', receiver.webhookSecret).update(deliveries[0].rawBody).digest('hex');
+    const signatures = deliveries.map((d) => d.headers['x-service-signature']);
+    expect(signatures).toEqual(expect.arrayContaining([undefined, digest, `sha256=${digest}`]));
+    expect(deliveries[0].body).toMatchObject({ id: expect.stringMatching(ID('evt')), type: 'capability.invoked' });
+    // The secret never travels in the run's report.
+    expect(JSON.stringify(run)).not.toContain(receiver.webhookSecret);
+  });
+
+  it('marks down a receiver that accepts unsigned deliveries, in the run that submission makes', async () => {
+    const pkg = await createPackage(auth, app.id);
+    await receiver.behave('no_auth_check');
+    const submitted = await request(url)
+      .post(`/v1/providers/packages/manage/${pkg.id}/versions/${pkg.versionId}/submit`)
+      .set(auth)
+      .expect(200);
+    const check = checkOf(submitted.body.conformance, 'error_handling.webhook_signature');
+    expect(check).toMatchObject({ passed: false, max: 4 });
+    expect(check.detail).toContain('delivery without X-Service-Signature: answered 200');
+    expect(probes()).toHaveLength(4);
+  });
+
+  it('does not apply the check to an app without a webhook endpoint', async () => {
+    const plain = await registerApp(url, developer, { webhook_url: undefined });
+    const plainAuth = { authorization: `Bearer ${await appToken(url, plain)}` };
+    const run = await fullRun(plainAuth, await createPackage(plainAuth, plain.id));
+    expect(checkOf(run, 'error_handling.webhook_signature')).toMatchObject({
+      max: 0,
+      detail: 'not applicable: the app has no webhook endpoint (no webhook_url with a signing secret)',
+    });
+    expect(probes()).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import { appToken, DEVELOPER_PASSWORD, onboardDeveloper, publishPackage, registe
 import { SmtpSink } from '../support/smtp-sink';
 import { assertTestCaTrusted } from '../support/test-ca';
 import { login, LoggedInUser } from '../support/users';
+import { subscribeWebhook } from '../support/webhook-profiles';
 
 /** A lone UTF-16 high surrogate: JSON.stringify writes it as the escape `\ud800`, which JSON.parse turns back into one. */
 const LONE = 'a\ud800b';
@@ -49,13 +50,7 @@ describe('hostile input never reaches a 500', () => {
     const app = await registerApp(url, developer);
     appId = app.id;
     appAuth = { authorization: `Bearer ${await appToken(url, app)}` };
-    webhookSecret = (
-      await request(url)
-        .put(`/v1/providers/apps/${appId}/webhook`)
-        .set(appAuth)
-        .send({ event_types: ['*'] })
-        .expect(201)
-    ).body.secret;
+    webhookSecret = await subscribeWebhook(url, app, appAuth, { event_types: ['*'] });
     ({ packageId } = await publishPackage(url, appAuth, {
       appId,
       name: 'Hostile Finance',

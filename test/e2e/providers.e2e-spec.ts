@@ -4,7 +4,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { OAuthTokens } from '../../src/modules/providers/oauth-tokens.service';
-import { TestEnvironment } from '../support/harness';
+import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { appToken, DEVELOPER_PASSWORD, onboardDeveloper, registerApp } from '../support/providers';
 import { SmtpSink, verificationToken } from '../support/smtp-sink';
 import { freshTotp } from '../support/totp';
@@ -98,11 +98,18 @@ describe('provider platform: accounts, verification, login, apps, OAuth tokens',
       scopes: expect.arrayContaining(['packages:write', 'capabilities:execute']),
       client_id: expect.stringMatching(/^cid_/),
       client_secret: expect.stringMatching(/^cs_/),
+      tier: 'free',
+      webhook_secret: expect.stringMatching(/^whsec_/),
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
     const read = await request(url).get(`/v1/providers/apps/${app.body.id}`).set(auth).expect(200);
     expect(read.body).not.toHaveProperty('client_secret');
+    expect(read.body).not.toHaveProperty('webhook_secret');
+    // The webhook_url gave the app a working profile: every event type, the default timeout, the secret never shown again.
+    const profile = await request(url).get(`/v1/providers/apps/${app.body.id}/webhook`).set(auth).expect(200);
+    expect(profile.body).toMatchObject({ url: 'https://initech.example/hooks', event_types: ['*'], timeout_seconds: 5, enabled: true });
+    expect(profile.body).not.toHaveProperty('webhook_secret');
     const [{ client_secret_hash }] = await dataSource.query(`SELECT client_secret_hash FROM apps WHERE id = $1`, [app.body.id]);
     expect(client_secret_hash).not.toContain(app.body.client_secret);
 
@@ -444,11 +451,65 @@ describe('provider platform: accounts, verification, login, apps, OAuth tokens',
       expect(res.body.type).toBe(problemType('token_expired'));
     });
 
-    it('answers 403 account_suspended for a suspended developer', async () => {
+    it('lets the operator suspend a developer account: console and app tokens, login and token grants answer account_suspended until reinstated', async () => {
+      const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` };
       const developer = await onboardDeveloper(url, smtp, 'suspended@example.com');
-      await dataSource.query(`UPDATE developers SET status = 'suspended' WHERE id = $1`, [developer.id]);
-      const res = await request(url).get('/v1/providers/apps').set(developer.auth).expect(403);
-      expect(res.body.type).toBe(problemType('account_suspended'));
+      const app = await registerApp(url, developer, { webhook_url: undefined });
+      const appAuth = { authorization: `Bearer ${await appToken(url, app)}` };
+
+      // Only the operator token opens the operator API.
+      await request(url).post(`/v1/operator/developers/${developer.id}/suspend`).send({ reason: 'x' }).expect(401);
+      await request(url).post(`/v1/operator/developers/${developer.id}/suspend`).set(developer.auth).send({ reason: 'x' }).expect(401);
+      await request(url).post(`/v1/operator/developers/${developer.id}/suspend`).set(appAuth).send({ reason: 'x' }).expect(401);
+      const noReason = await request(url).post(`/v1/operator/developers/${developer.id}/suspend`).set(operator).send({}).expect(400);
+      expect(noReason.body).toMatchObject({ status: 400, field: 'reason' });
+      await request(url).post('/v1/operator/developers/dev_unknown/suspend').set(operator).send({ reason: 'x' }).expect(404);
+      await request(url).post("/v1/operator/developers/'%3B--/suspend").set(operator).send({ reason: 'x' }).expect(404);
+
+      const suspended = await request(url)
+        .post(`/v1/operator/developers/${developer.id}/suspend`)
+        .set(operator)
+        .send({ reason: 'Phishing reports against Acme Calendar' })
+        .expect(200);
+      expect(suspended.body).toEqual({
+        id: developer.id,
+        company_name: 'Acme Tools',
+        email: 'suspended@example.com',
+        status: 'suspended',
+        suspended_at: expect.any(String),
+        suspension_reason: 'Phishing reports against Acme Calendar',
+      });
+      const notice = await smtp.mailTo('suspended@example.com', 1);
+      expect(notice.subject).toMatch(/suspended/i);
+      expect(notice.text).toContain('Phishing reports against Acme Calendar');
+      await request(url).post(`/v1/operator/developers/${developer.id}/suspend`).set(operator).send({ reason: 'again' }).expect(409);
+
+      const suspendedProblem = expect.objectContaining({ type: problemType('account_suspended'), status: 403 });
+      expect((await request(url).get('/v1/providers/apps').set(developer.auth).expect(403)).body).toEqual(suspendedProblem);
+      expect((await request(url).get('/v1/providers/apps').set(appAuth).expect(403)).body).toEqual(suspendedProblem);
+      expect((await request(url).get('/v1/providers/account').set(developer.auth).expect(403)).body).toEqual(suspendedProblem);
+      const relogin = await request(url)
+        .post('/v1/providers/auth/login')
+        .send({ email: 'suspended@example.com', password: DEVELOPER_PASSWORD });
+      expect(relogin.status).toBe(403);
+      expect(relogin.body.type).toBe(problemType('account_suspended'));
+      const grant = await request(url)
+        .post('/v1/auth/token')
+        .auth(app.client_id, app.client_secret)
+        .type('form')
+        .send({ grant_type: 'client_credentials' });
+      expect(grant.status).toBe(403);
+      expect(grant.body.type).toBe(problemType('account_suspended'));
+
+      const reinstated = await request(url).post(`/v1/operator/developers/${developer.id}/reinstate`).set(operator).expect(200);
+      expect(reinstated.body).toMatchObject({ status: 'active', suspended_at: null, suspension_reason: null });
+      await request(url).post(`/v1/operator/developers/${developer.id}/reinstate`).set(operator).expect(409);
+      await request(url).get('/v1/providers/apps').set(developer.auth).expect(200);
+      await request(url).get('/v1/providers/apps').set(appAuth).expect(200);
+      await request(url)
+        .post('/v1/providers/auth/login')
+        .send({ email: 'suspended@example.com', password: DEVELOPER_PASSWORD })
+        .expect(200);
     });
 
     it('answers burst_limit past 10 requests in a second, with rate headers on every response', async () => {

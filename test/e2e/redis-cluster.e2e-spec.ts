@@ -11,6 +11,7 @@ import { assertTestCaTrusted } from '../support/test-ca';
 import { LoggedInUser, login } from '../support/users';
 import { waitFor } from '../support/wait-for';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { subscribeWebhook } from '../support/webhook-profiles';
 
 /**
  * The service on a three-primary Redis Cluster (REDIS_CLUSTER_NODES): BullMQ
@@ -86,11 +87,7 @@ describe('Redis Cluster: the backbone on a three-node cluster', () => {
     const developer = await onboardDeveloper(apiA.url, smtp, 'cluster-hooks@example.com');
     const app = await registerApp(apiA.url, developer, { webhook_url: receiver.url });
     const auth = { authorization: `Bearer ${await appToken(apiA.url, app)}` };
-    await request(apiA.url)
-      .put(`/v1/providers/apps/${app.id}/webhook`)
-      .set(auth)
-      .send({ event_types: ['*'] })
-      .expect(201);
+    await subscribeWebhook(apiA.url, app, auth, { event_types: ['*'] });
 
     const sent = await request(apiA.url)
       .post(`/v1/providers/apps/${app.id}/webhook/test`)

@@ -7,6 +7,7 @@ import { SmtpSink } from '../support/smtp-sink';
 import { assertTestCaTrusted } from '../support/test-ca';
 import { waitFor } from '../support/wait-for';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { subscribeWebhook } from '../support/webhook-profiles';
 
 /**
  * The slow clocks of webhook upkeep: the 90-day rotation reminder and the
@@ -40,11 +41,7 @@ describe('webhooks upkeep: rotation reminders and disabling a failing endpoint',
     const developer = await onboardDeveloper(url, smtp, email);
     const app = await registerApp(url, developer, { webhook_url: receiver.url });
     const auth = { authorization: `Bearer ${await appToken(url, app)}` };
-    await request(url)
-      .put(`/v1/providers/apps/${app.id}/webhook`)
-      .set(auth)
-      .send({ event_types: ['*'] })
-      .expect(201);
+    await subscribeWebhook(url, app, auth, { event_types: ['*'] });
     return { appId: app.id, auth, hook: (path = '') => `/v1/providers/apps/${app.id}/webhook${path}` };
   }
   const mailsTo = (email: string, subject: RegExp) => smtp.messages.filter((m) => m.to.includes(email) && subject.test(m.subject));

@@ -10,6 +10,7 @@ import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-ru
 import { appToken, onboardDeveloper, OnboardedDeveloper, registerApp } from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
 import { waitFor } from '../support/wait-for';
+import { subscribeWebhook } from '../support/webhook-profiles';
 import { ReceivedWebhook, WebhookReceiver } from '../support/webhook-receiver';
 
 /** A receiver written from the spec alone: HMAC-SHA256 over the raw bytes, `sha256=` prefix, constant-time compare. */
@@ -57,12 +58,7 @@ describe('webhooks: signed at-least-once delivery, log, replay, rotation, inboun
     const app = await registerApp(url, developer, { webhook_url: receiver.url });
     appId = app.id;
     auth = { authorization: `Bearer ${await appToken(url, app)}` };
-    const created = await request(url)
-      .put(`/v1/providers/apps/${appId}/webhook`)
-      .set(auth)
-      .send({ event_types: ['*'] })
-      .expect(201);
-    secret = created.body.secret;
+    secret = await subscribeWebhook(url, app, auth, { event_types: ['*'] });
   });
   afterAll(async () => {
     await env?.close();

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
 
@@ -47,4 +47,25 @@ export async function newPage(browser: Browser, options: { baseURL: string; mobi
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+/**
+ * Serious and critical axe-core findings on the page as it is now (rules of WCAG 2.0–2.2 A/AA and axe's best
+ * practices), for page tests other than the chat spec (which keeps its own copy of the same check).
+ */
+export async function seriousAxeViolations(page: Page): Promise<Array<{ id: string; impact: string; nodes: string[] }>> {
+  // Evaluated through the DevTools protocol, so the page's CSP (script-src 'self') does not apply to the test's script.
+  if (!(await page.evaluate<boolean>('typeof window.axe === "object"')))
+    await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  const result = await page.evaluate<{ passes: number; violations: Array<{ id: string; impact: string; nodes: string[] }> }>(
+    `axe.run(document).then((result) => ({
+      passes: result.passes.length,
+      violations: result.violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ') + ' ' + n.failureSummary) })),
+    }))`,
+  );
+  // A run that checked nothing would pass for the wrong reason.
+  if (result.passes <= 5) throw new Error(`axe-core checked almost nothing (${result.passes} passing rules)`);
+  return result.violations;
 }

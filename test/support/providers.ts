@@ -37,6 +37,8 @@ export interface RegisteredApp {
   id: string;
   client_id: string;
   client_secret: string;
+  /** Shown once, when registering with a `webhook_url` created the app's webhook profile. */
+  webhook_secret?: string;
 }
 
 export async function registerApp(url: string, developer: OnboardedDeveloper, body: Record<string, unknown> = {}): Promise<RegisteredApp> {

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer, Server, Socket } from 'node:net';
+import { join } from 'node:path';
 import {
   CheckOutcome,
   ConformanceReport,
@@ -299,5 +301,30 @@ describe('conformance against runtimes that cannot be used', () => {
       'not called, runtimeUrl must not point at a loopback, private or link-local address',
     );
     expect(runtime.requests).toEqual([]);
+  });
+});
+
+describe('the descriptor reference (docs/descriptor.md)', () => {
+  const text = readFileSync(join(__dirname, '../../docs/descriptor.md'), 'utf8');
+  const section = (heading: string) => text.slice(text.indexOf(heading), text.indexOf('\n### ', text.indexOf(heading) + 1));
+  const jsonBlocks = (part: string) =>
+    [...part.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]) as Record<string, unknown>);
+
+  it.each(['state', 'action', 'history', 'realtime', 'webhook'])(
+    'gives a complete %s package that is accepted and scores 100 in local validation',
+    async (mode) => {
+      const [body] = jsonBlocks(section(`### ${mode}\n`));
+      expect(Object.keys(body)).toEqual(['appId', 'name', 'slug', 'description', 'riskTier', 'capabilities']);
+      const capabilities = normaliseCapabilities(body.capabilities);
+      expect(capabilities.map((c) => c.type)).toEqual([mode]);
+      const report = await runner.run({ runtimeUrl: null, riskTier: body.riskTier as string, capabilities, full: false });
+      expect(report.dimensions.schema.checks.filter((c) => !c.passed)).toEqual([]);
+      expect(report).toMatchObject({ score: 100, passed: true });
+    },
+  );
+
+  it('shows the stored form of its short-form example exactly as the service stores it', () => {
+    const [short, stored] = jsonBlocks(section('### Short form\n'));
+    expect(normaliseCapabilities([short])).toEqual([stored]);
   });
 });

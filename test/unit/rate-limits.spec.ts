@@ -4,7 +4,12 @@ import Redis from 'ioredis';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../../src/common/errors/api-error';
 import { RateDecision, RateLimits } from '../../src/common/rate-limit/rate-limits.service';
-import { AddressRateLimitGuard, applyRateHeaders, UserRateLimitGuard } from '../../src/common/rate-limit/user-rate-limit.guard';
+import {
+  AddressRateLimitGuard,
+  applyRateHeaders,
+  applyTighterRateHeaders,
+  UserRateLimitGuard,
+} from '../../src/common/rate-limit/user-rate-limit.guard';
 import type { AppConfig } from '../../src/config/app-config';
 
 /**
@@ -498,5 +503,93 @@ describe('user API rate-limit guards', () => {
       headers: { 'Retry-After': '10' },
     });
     expect(reply.headers).toMatchObject({ 'X-RateLimit-Remaining': '0' });
+  });
+});
+
+describe('consumeWindow: one window whose size the caller gives per key (webhook events by tier)', () => {
+  it('allows the n-th request and refuses the n+1-th, naming the rule, with a minute-long window', async () => {
+    const app = fresh('app');
+    const decisions = await repeat(3, () => limits.consumeWindow('webhook_events', app, 2, 60));
+    expect(decisions.map((d) => [d.allowed, d.remaining, d.limit])).toEqual([
+      [true, 1, 2],
+      [true, 0, 2],
+      [false, 0, 2],
+    ]);
+    expect(decisions[2]).toMatchObject({ window: 'webhook_events', retryAfter: 60 });
+    expect(decisions[2].resetAt).toBeLessThanOrEqual(nowPlus(60_000));
+    expect(decisions[2].resetAt).toBeGreaterThanOrEqual(nowPlus(59_000));
+    expect(await redis.pttl(counter('w:webhook_events', app))).toBeGreaterThan(59_000);
+  });
+
+  it('keeps counting under the same key when the size changes (an app moved to another tier)', async () => {
+    const app = fresh('app');
+    await repeat(2, () => limits.consumeWindow('webhook_events', app, 2, 60));
+    expect(await limits.consumeWindow('webhook_events', app, 5, 60)).toMatchObject({ allowed: true, limit: 5, remaining: 2 });
+    expect(await redis.get(counter('w:webhook_events', app))).toBe('3');
+  });
+
+  it('counts each key and each rule apart, and shares one window per rule and size', async () => {
+    const [a, b] = [fresh('app'), fresh('app')];
+    await limits.consumeWindow('webhook_events', a, 2, 60);
+    expect(await limits.consumeWindow('webhook_events', b, 2, 60)).toMatchObject({ remaining: 1 });
+    expect(await limits.consumeWindow('other_rule', a, 2, 60)).toMatchObject({ remaining: 1, window: 'other_rule' });
+    expect(await limits.consumeWindow('webhook_events', a, 2, 60)).toMatchObject({ allowed: true, remaining: 0 });
+  });
+
+  it('uses the duration it is given', async () => {
+    const app = fresh('app');
+    expect(await limits.consumeWindow('short', app, 1, 5)).toMatchObject({ allowed: true, retryAfter: 5 });
+    expect(await redis.pttl(counter('w:short', app))).toBeLessThanOrEqual(5_000);
+  });
+
+  it('counts in memory with the same rule while Redis is away', async () => {
+    const app = fresh('app');
+    const decisions = await repeat(3, () => offline.consumeWindow('webhook_events', app, 2, 60));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
+  });
+});
+
+describe('applyTighterRateHeaders: a route under two limits reports the one that refuses first', () => {
+  function reply(initial: Record<string, string> = {}) {
+    const headers: Record<string, string> = {};
+    const stub = {
+      headers,
+      header: (name: string, value: string) => ((headers[name.toLowerCase()] = value), stub),
+      getHeader: (name: string) => headers[name.toLowerCase()],
+      hasHeader: (name: string) => name.toLowerCase() in headers,
+    };
+    for (const [name, value] of Object.entries(initial)) stub.header(name, value);
+    return stub as unknown as FastifyReply & { headers: Record<string, string> };
+  }
+  const reported = (remaining: number) => ({
+    'X-RateLimit-Limit': '600',
+    'X-RateLimit-Remaining': String(remaining),
+    'X-RateLimit-Reset': '1',
+  });
+
+  it('reports the decision on a reply without headers', () => {
+    const r = reply();
+    applyTighterRateHeaders(r, decision({ limit: 200, remaining: 150 }));
+    expect(r.headers).toEqual({ 'x-ratelimit-limit': '200', 'x-ratelimit-remaining': '150', 'x-ratelimit-reset': '1767225600' });
+  });
+
+  it('reports the decision when it has fewer requests left than the reported window', () => {
+    const r = reply(reported(500));
+    applyTighterRateHeaders(r, decision({ limit: 200, remaining: 150 }));
+    expect(r.headers).toMatchObject({ 'x-ratelimit-limit': '200', 'x-ratelimit-remaining': '150' });
+  });
+
+  it('keeps the reported window when it has fewer requests left, or as many', () => {
+    for (const remaining of [10, 150]) {
+      const r = reply(reported(remaining));
+      applyTighterRateHeaders(r, decision({ limit: 200, remaining: 150 }));
+      expect(r.headers).toMatchObject({ 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': String(remaining) });
+    }
+  });
+
+  it('always reports a refusal', () => {
+    const r = reply(reported(0));
+    applyTighterRateHeaders(r, decision({ allowed: false, limit: 200, remaining: 0 }));
+    expect(r.headers).toMatchObject({ 'x-ratelimit-limit': '200', 'x-ratelimit-remaining': '0' });
   });
 });

@@ -12,10 +12,26 @@ describe('capability schema checker', () => {
         $schema: 'https://json-schema.org/draft/2020-12/schema',
         type: 'object',
         properties: { kind: { type: 'string' }, amount: { type: 'number' } },
-        if: { properties: { kind: { const: 'refund' } } },
+        if: { properties: { kind: { type: 'string', const: 'refund' } } },
         then: { required: ['amount'] },
       }),
     ).toBeNull();
+  });
+
+  it('holds properties inside conditionals and combinators to the same rule: type is required there too', () => {
+    expect(
+      checkSchema({
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        properties: { kind: { type: 'string' } },
+        if: { properties: { kind: { const: 'refund' } } },
+        then: { required: ['kind'] },
+      }),
+    ).toEqual({ detail: expect.stringContaining('property "kind" has no type ("const"'), schemaPath: '$.if.properties.kind' });
+    expect(checkSchema({ type: 'object', oneOf: [{ properties: { kind: { enum: ['a'] } } }] })).toEqual({
+      detail: expect.stringContaining('("enum" does not replace it'),
+      schemaPath: '$.oneOf[0].properties.kind',
+    });
   });
 
   it.each([
@@ -37,19 +53,24 @@ describe('capability schema checker', () => {
       'a circular $ref',
       {
         type: 'object',
-        definitions: { node: { type: 'object', properties: { next: { $ref: '#/definitions/node' } } } },
-        properties: { head: { $ref: '#/definitions/node' } },
+        definitions: { node: { type: 'object', properties: { next: { type: 'object', $ref: '#/definitions/node' } } } },
+        properties: { head: { type: 'object', $ref: '#/definitions/node' } },
       },
       '$.definitions.node.properties.next.$ref',
       /circular/,
     ],
     [
       'a $ref that does not resolve',
-      { type: 'object', properties: { a: { $ref: '#/definitions/missing' } } },
+      { type: 'object', properties: { a: { type: 'number', $ref: '#/definitions/missing' } } },
       '$.properties.a.$ref',
       /does not resolve/,
     ],
-    ['a remote $ref', { type: 'object', properties: { a: { $ref: 'https://example.com/s.json' } } }, '$.properties.a.$ref', /outside/],
+    [
+      'a remote $ref',
+      { type: 'object', properties: { a: { type: 'object', $ref: 'https://example.com/s.json' } } },
+      '$.properties.a.$ref',
+      /outside/,
+    ],
     ['a non-object root', { type: 'array', items: { type: 'string' } }, '$.type', /type "object"/],
     [
       'a keyword with a wrong value',
@@ -196,7 +217,7 @@ describe('descriptor schema rules (spec: invalid_schema)', () => {
   const common: Array<[string, Record<string, unknown>]> = [
     ['$schema', { $schema: D07 }],
     ['$id', { $id: 'https://example.com/s.json' }],
-    ['$ref', { definitions: { n: { type: 'number' } }, properties: { a: { $ref: '#/definitions/n' } } }],
+    ['$ref', { definitions: { n: { type: 'number' } }, properties: { a: { type: 'number', $ref: '#/definitions/n' } } }],
     ['$comment', { $comment: 'note' }],
     ['title', { title: 'T' }],
     ['description', { description: 'D' }],
@@ -205,8 +226,8 @@ describe('descriptor schema rules (spec: invalid_schema)', () => {
     ['readOnly', { properties: { a: { type: 'number', readOnly: true } } }],
     ['writeOnly', { properties: { a: { type: 'number', writeOnly: true } } }],
     ['type', { type: 'object' }],
-    ['enum', { properties: { a: { enum: ['x', 'y'] } } }],
-    ['const', { properties: { a: { const: 'x' } } }],
+    ['enum', { properties: { a: { type: 'string', enum: ['x', 'y'] } } }],
+    ['const', { properties: { a: { type: 'string', const: 'x' } } }],
     ['multipleOf', { properties: { a: { type: 'number', multipleOf: 2 } } }],
     ['maximum', { properties: { a: { type: 'number', maximum: 2 } } }],
     ['exclusiveMaximum', { properties: { a: { type: 'number', exclusiveMaximum: 2 } } }],
@@ -241,7 +262,7 @@ describe('descriptor schema rules (spec: invalid_schema)', () => {
     ['dependencies', { properties: { a: { type: 'string' }, b: { type: 'string' } }, dependencies: { a: ['b'] } }],
   ];
   const draft2020Only: Array<[string, Record<string, unknown>]> = [
-    ['$defs', { $defs: { n: { type: 'number' } }, properties: { a: { $ref: '#/$defs/n' } } }],
+    ['$defs', { $defs: { n: { type: 'number' } }, properties: { a: { type: 'number', $ref: '#/$defs/n' } } }],
     ['$anchor', { $defs: { n: { $anchor: 'num', type: 'number' } } }],
     ['$dynamicRef', { $dynamicAnchor: 'node', properties: { a: { type: 'object', $dynamicRef: '#node' } } }],
     ['$dynamicAnchor', { $dynamicAnchor: 'node' }],
@@ -354,9 +375,38 @@ describe('descriptor schema rules (spec: invalid_schema)', () => {
     ['anyOf', { anyOf: [{ type: 'string' }, { type: 'number' }] }],
     ['oneOf', { oneOf: [{ type: 'string' }, { type: 'number' }] }],
     ['allOf', { allOf: [{ type: 'string' }] }],
-    ['type', { type: 'string' }],
-  ])('accepts a property typed by %s', (_keyword, property) => {
+  ])('refuses a property with %s but no type, saying that type must be declared beside it', (keyword, property) => {
+    expect(checkSchema({ type: 'object', definitions: { n: { type: 'number' } }, properties: { a: property } })).toEqual({
+      detail: `property "a" has no type ("${keyword}" does not replace it; declare "type" beside it)`,
+      schemaPath: '$.properties.a',
+    });
+  });
+
+  it('names the first of several keywords that do not replace type', () => {
+    expect(checkSchema({ type: 'object', properties: { a: { const: 1, enum: [1] } } })).toEqual({
+      detail: 'property "a" has no type ("enum" does not replace it; declare "type" beside it)',
+      schemaPath: '$.properties.a',
+    });
+  });
+
+  it.each([
+    ['$ref', { type: 'number', $ref: '#/definitions/n' }],
+    ['enum', { type: 'integer', enum: [1, 2] }],
+    ['const', { type: 'integer', const: 1 }],
+    ['anyOf', { type: ['string', 'number'], anyOf: [{ type: 'string' }, { type: 'number' }] }],
+    ['oneOf', { type: ['string', 'number'], oneOf: [{ type: 'string' }, { type: 'number' }] }],
+    ['allOf', { type: 'string', allOf: [{ type: 'string' }] }],
+    ['type alone', { type: 'string' }],
+    ['a list of types', { type: ['string', 'null'] }],
+  ])('accepts a property with type beside %s', (_keyword, property) => {
     expect(checkSchema({ type: 'object', definitions: { n: { type: 'number' } }, properties: { a: property } })).toBeNull();
+  });
+
+  it('refuses an untyped property without naming a stand-in when it has none', () => {
+    expect(checkSchema({ type: 'object', properties: { a: { description: 'x', minimum: 1 } } })).toEqual({
+      detail: 'property "a" has no type',
+      schemaPath: '$.properties.a',
+    });
   });
 
   it('accepts boolean subschemas and refuses other non-objects where a schema belongs', () => {
@@ -378,7 +428,7 @@ describe('descriptor schema rules (spec: invalid_schema)', () => {
   it.each([
     [
       'a self-reference',
-      { type: 'object', properties: { a: { $ref: '#' } } },
+      { type: 'object', properties: { a: { type: 'object', $ref: '#' } } },
       '$.properties.a.$ref',
       '$ref "#" refers to the whole schema, which is circular',
     ],
@@ -409,15 +459,19 @@ describe('descriptor schema rules (spec: invalid_schema)', () => {
       checkSchema({
         type: 'object',
         definitions: { n: { type: 'number' }, m: { $ref: '#/definitions/n' }, l: { $ref: '#/definitions/m' }, 'a/b~c': { type: 'string' } },
-        properties: { x: { $ref: '#/definitions/n' }, y: { $ref: '#/definitions/m' }, z: { $ref: '#/definitions/a~1b~0c' } },
+        properties: {
+          x: { type: 'number', $ref: '#/definitions/n' },
+          y: { type: 'number', $ref: '#/definitions/m' },
+          z: { type: 'string', $ref: '#/definitions/a~1b~0c' },
+        },
       }),
     ).toBeNull();
     expect(
       checkSchema({
         type: 'object',
         properties: {
-          a: { const: { $ref: '#' } },
-          b: { enum: [{ $ref: '#' }] },
+          a: { type: 'object', const: { $ref: '#' } },
+          b: { type: 'object', enum: [{ $ref: '#' }] },
           c: { type: 'object', default: { $ref: '#' }, examples: [{ $ref: '#' }] },
         },
       }),
@@ -492,7 +546,7 @@ describe('schema checker: remaining walk and ref rules', () => {
     expect(
       checkSchema({
         type: 'object',
-        properties: { x: { $ref: '#/definitions/a' } },
+        properties: { x: { type: 'object', $ref: '#/definitions/a' } },
         definitions: { a: { $ref: '#/definitions/b' }, b: { $ref: '#/definitions/a' } },
       }),
     ).toEqual({ detail: 'circular $ref: #/definitions/b refers back to a schema that contains it', schemaPath: '$.definitions.a.$ref' });

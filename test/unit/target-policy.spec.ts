@@ -206,10 +206,12 @@ describe('target policy (SSRF guard)', () => {
       }
     });
 
-    it('refuses a name that does not resolve', async () => {
-      await expect(
-        assertCallableTarget('https://nowhere.example/in', 'webhook_url', { ...strict, lookup: resolver() }),
-      ).rejects.toMatchObject({ detail: 'webhook_url has a host name that does not resolve' });
+    it('accepts a name that does not resolve: nothing to judge, and a call to it is a retryable failure, not a blocked one', async () => {
+      const lookup = resolver();
+      await expect(assertCallableTarget('https://nowhere.example/in', 'webhook_url', { ...strict, lookup })).resolves.toEqual(
+        new URL('https://nowhere.example/in'),
+      );
+      expect(lookup.asked).toEqual(['nowhere.example']);
     });
 
     it('skips the resolver for a syntax-only check (resolve: false) and when private targets are allowed', async () => {
@@ -317,7 +319,6 @@ describe('target policy: the rules in detail', () => {
   const v4 = (address: string): LookupAddress => ({ address, family: 4 });
   const v6 = (address: string): LookupAddress => ({ address, family: 6 });
   const NON_PUBLIC = 'webhook_url must not point at a loopback, private or link-local address';
-  const NO_RESOLVE = 'webhook_url has a host name that does not resolve';
 
   describe('embeddedIPv4: every IPv4 address an IPv6 address embeds, at the RFC-defined bit positions', () => {
     const embedded = (address: string) => embeddedIPv4(ipaddr.IPv6.parse(address))?.map(String);
@@ -521,32 +522,36 @@ describe('target policy: the rules in detail', () => {
       }
     });
 
-    it('refuses a name when the resolver fails, even if it also hands back addresses', async () => {
+    it('accepts a name when the resolver fails without addresses (NXDOMAIN, SERVFAIL)', async () => {
+      for (const code of ['ENOTFOUND', 'ESERVFAIL', 'EAI_AGAIN']) {
+        const { lookup, calls } = scripted(Object.assign(new Error(`queryA ${code}`), { code }), []);
+        await expect(assertCallableTarget('https://hooks.example.com/', 'webhook_url', { ...strict, lookup })).resolves.toEqual(
+          new URL('https://hooks.example.com/'),
+        );
+        expect(calls).toHaveLength(1);
+      }
+    });
+
+    it('judges the addresses a failing resolver still hands back: public ones pass, a private one refuses', async () => {
       const failure = Object.assign(new Error('queryA ESERVFAIL'), { code: 'ESERVFAIL' });
-      const { lookup } = scripted(failure, [v4('93.184.216.34')]);
-      await expect(assertCallableTarget('https://hooks.example.com/', 'webhook_url', { ...strict, lookup })).rejects.toMatchObject({
-        code: 'invalid_format',
-        detail: NO_RESOLVE,
-        extras: { field: 'webhook_url' },
-      });
+      const publicAnswer = scripted(failure, [v4('93.184.216.34')]);
+      await expect(
+        assertCallableTarget('https://hooks.example.com/', 'webhook_url', { ...strict, lookup: publicAnswer.lookup }),
+      ).resolves.toBeInstanceOf(URL);
+      const privateAnswer = scripted(failure, [v4('93.184.216.34'), v4('10.1.2.3')]);
+      await expect(
+        assertCallableTarget('https://hooks.example.com/', 'webhook_url', { ...strict, lookup: privateAnswer.lookup }),
+      ).rejects.toMatchObject({ code: 'invalid_format', detail: NON_PUBLIC, extras: { field: 'webhook_url' } });
     });
 
-    it('refuses a name the resolver answers with no address and no error', async () => {
+    it('accepts a name the resolver answers with no address and no error', async () => {
       const { lookup } = scripted(null, []);
-      await expect(assertCallableTarget('https://hooks.example.com/', 'webhook_url', { ...strict, lookup })).rejects.toMatchObject({
-        code: 'invalid_format',
-        detail: NO_RESOLVE,
-        extras: { field: 'webhook_url' },
-      });
+      await expect(assertCallableTarget('https://hooks.example.com/', 'webhook_url', { ...strict, lookup })).resolves.toBeInstanceOf(URL);
     });
 
-    it('refuses a name the resolver answers with no address list at all', async () => {
+    it('accepts a name the resolver answers with no address list at all, and fails the connection to it with ENOTFOUND', async () => {
       const lookup: DnsLookup = (_hostname, _options, callback) => callback(null, undefined as unknown as LookupAddress[]);
-      await expect(assertCallableTarget('https://hooks.example.com/', 'webhook_url', { ...strict, lookup })).rejects.toMatchObject({
-        code: 'invalid_format',
-        detail: NO_RESOLVE,
-        extras: { field: 'webhook_url' },
-      });
+      await expect(assertCallableTarget('https://hooks.example.com/', 'webhook_url', { ...strict, lookup })).resolves.toBeInstanceOf(URL);
       const [error] = await new Promise<unknown[]>((resolve) =>
         (checkedLookup(lookup, false) as unknown as (h: string, o: object, cb: (...args: unknown[]) => void) => void)(
           'runtime.example.com',
@@ -555,6 +560,15 @@ describe('target policy: the rules in detail', () => {
         ),
       );
       expect(error).toMatchObject({ code: 'ENOTFOUND', message: 'no address for runtime.example.com' });
+    });
+
+    it('connects nowhere for a name that does not resolve: the connection fails with the resolver’s error, not as blocked', async () => {
+      const failure = Object.assign(new Error('getaddrinfo ENOTFOUND runtime.example.com'), { code: 'ENOTFOUND' });
+      const { lookup } = scripted(failure, []);
+      const http = new OutboundHttp({ allowPrivateTargets: false }, lookup);
+      await expect(http.assertCallable('https://runtime.example.com/x', 'runtimeUrl')).resolves.toBeInstanceOf(URL);
+      await expect(http.fetch('https://runtime.example.com/x')).rejects.toMatchObject({ cause: { code: 'ENOTFOUND' } });
+      http.onApplicationShutdown();
     });
 
     it('refuses unparsable text naming the field', async () => {

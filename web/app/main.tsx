@@ -18,6 +18,7 @@ import { PRODUCT } from './product';
 import { session } from './session';
 import { SignIn } from './sign-in';
 import { useEffect } from 'preact/hooks';
+import { WaitingForYou } from './waiting-for-you';
 
 const ROUTES: Route[] = [
   { path: '/', render: () => <HomePage /> },
@@ -80,6 +81,7 @@ function App() {
         </>
       }
     >
+      <WaitingForYou />
       {match ? match.route.render(match.params) : <Notice kind="error">This page does not exist.</Notice>}
     </Layout>
   );

@@ -21,6 +21,8 @@ export interface App {
   client_id: string;
   /** Only in the answer to creation and rotation. */
   client_secret?: string;
+  /** Only in the answer that gave the app its first `webhook_url` (its webhook profile was created then). */
+  webhook_secret?: string;
   created_at: string;
   updated_at: string;
 }

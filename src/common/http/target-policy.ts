@@ -96,8 +96,10 @@ export interface TargetRules {
  * runtime): HTTPS only, no credentials in it, and no loopback, private,
  * link-local or otherwise non-public address, either literally, embedded in
  * an IPv6 address, or through DNS (any one non-public answer refuses the name).
- * Throws `invalid_format` naming `field`. The address is checked again when
- * the connection is made (outbound-http.ts), since DNS may change in between.
+ * Throws `invalid_format` naming `field`. A name that does not resolve is not
+ * refused: it points nowhere (yet), so there is nothing to judge, and a call
+ * to it is a retryable failure, not a blocked one. The address is checked
+ * again when the connection is made (outbound-http.ts), since DNS may change in between.
  */
 export async function assertCallableTarget(raw: string, field: string, rules: TargetRules): Promise<URL> {
   let url: URL;
@@ -108,7 +110,7 @@ export async function assertCallableTarget(raw: string, field: string, rules: Ta
   }
   const host = assertCallableUrl(url, field, rules.allowPrivate);
   if (host === undefined || isIP(host) || rules.resolve === false) return url;
-  const addresses = await resolveAll(host, field, rules.lookup ?? defaultLookup);
+  const addresses = await resolveAll(host, rules.lookup ?? defaultLookup);
   if (!addresses.every(isCallableAddress)) throw nonPublic(field);
   return url;
 }
@@ -135,13 +137,13 @@ export function assertCallableUrl(url: URL, field: string, allowPrivate: boolean
 const nonPublic = (field: string) =>
   new ProblemError('invalid_format', `${field} must not point at a loopback, private or link-local address`, { field });
 
-function resolveAll(host: string, field: string, lookup: DnsLookup): Promise<string[]> {
-  return new Promise((resolve, reject) =>
-    lookup(host, { all: true, verbatim: true }, (error, addresses) => {
-      if (error || !addresses?.length) {
-        return reject(new ProblemError('invalid_format', `${field} has a host name that does not resolve`, { field }));
-      }
-      resolve(addresses.map((entry) => entry.address));
-    }),
+/**
+ * Every address the resolver hands back for `host`, also alongside an error
+ * (those are judged too); none when the name does not resolve (NXDOMAIN,
+ * SERVFAIL, an empty answer).
+ */
+function resolveAll(host: string, lookup: DnsLookup): Promise<string[]> {
+  return new Promise((resolve) =>
+    lookup(host, { all: true, verbatim: true }, (_error, addresses) => resolve((addresses ?? []).map((a) => a.address))),
   );
 }

@@ -104,18 +104,20 @@ export class RateLimits {
 
   private readonly make: (name: string, window: Window) => RateLimiterAbstract;
   private readonly custom = new Map<string, RateLimiterAbstract>();
+  private readonly perKey = new Map<string, CountedWindow>();
+  private readonly window: (rule: string, name: string, w: Window) => CountedWindow;
 
   constructor(@Inject(REDIS) redis: RedisClient, @Inject(APP_CONFIG) config: AppConfig) {
     if (!('countRateWindows' in redis)) {
       redis.defineCommand('countRateWindows', { lua: COUNT_WINDOWS_LUA });
     }
     this.redis = redis as WindowCounter;
-    const window = (rule: string, name: string, w: Window): CountedWindow => ({
+    const window = (this.window = (rule: string, name: string, w: Window): CountedWindow => ({
       ...w,
       name,
       keyPrefix: `${config.redisPrefix}:rl:${rule}`,
       insurance: new RateLimiterMemory({ points: w.points, duration: w.duration }),
-    });
+    }));
     const windows = tierWindows(config);
     const userWindow = (rule: string) => (w: Window, i: number) => window(`${rule}:${i}`, ['minute', 'day'][i], w);
     this.tiers = {
@@ -182,6 +184,22 @@ export class RateLimits {
       resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
       retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
     };
+  }
+
+  /**
+   * One fixed window of a rule whose size depends on the key (a tier), counted
+   * in Redis across instances like the others, with the same headers. The
+   * counter is named by the rule and key only, so a key moved to another size
+   * (an app changing tier) keeps what it has used in the current window.
+   */
+  consumeWindow(rule: string, key: string, points: number, durationSeconds: number): Promise<RateDecision> {
+    const id = `${rule}:${points}:${durationSeconds}`;
+    let window = this.perKey.get(id);
+    if (!window) {
+      window = this.window(`w:${rule}`, rule, { points, duration: durationSeconds });
+      this.perKey.set(id, window);
+    }
+    return this.consume([window], key);
   }
 
   /** Provider platform calls, keyed by app id (app tokens) or developer id (console tokens). */

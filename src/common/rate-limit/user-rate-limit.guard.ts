@@ -10,6 +10,17 @@ export function applyRateHeaders(reply: FastifyReply, decision: RateDecision): v
   void reply.header('X-RateLimit-Reset', String(decision.resetAt));
 }
 
+/**
+ * Reports `decision` unless the reply already reports a window with fewer
+ * requests left (a route under two limits shows the one that refuses first);
+ * a refusal is always reported.
+ */
+export function applyTighterRateHeaders(reply: FastifyReply, decision: RateDecision): void {
+  // No header yet reads as NaN, which is never <= anything: the decision is reported.
+  const reported = Number(reply.getHeader('x-ratelimit-remaining'));
+  if (!decision.allowed || !(reported <= decision.remaining)) applyRateHeaders(reply, decision);
+}
+
 function refuse(decision: RateDecision): never {
   throw new ApiError('RATE_LIMITED', `Rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`, {
     'Retry-After': String(decision.retryAfter),

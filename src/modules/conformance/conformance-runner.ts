@@ -22,15 +22,14 @@ export const RESPONSE_TIMEOUT_MS = 10_000;
 export const MAX_RESPONSE_BYTES = 256 * 1024;
 
 export interface ConformanceInput {
-  runtimeUrl: string;
+  /** The version's runtime; null when it declares none (every live call then fails, saying so). */
+  runtimeUrl: string | null;
   riskTier: string;
   capabilities: CapabilityDescriptor[];
   /** All six dimensions against the live runtime; false: schema, contracts (static) and documentation only. */
   full: boolean;
-  /** The app's webhook signing secret; when given, the receiver's signature checking is probed. */
-  webhookSecret?: string;
-  /** The app's webhook receiver; defaults to `<runtimeUrl>/webhooks`. */
-  webhookUrl?: string;
+  /** The app's webhook endpoint (its URL and signing secret): its signature checking is probed. Absent: not applicable. */
+  webhook?: { url: string; secret: string };
 }
 
 export type { ConformanceReport, DimensionKey };
@@ -56,20 +55,17 @@ export class ConformanceRunner {
       return finishReport(false, dimensions);
     }
 
-    const runtimeUrl = input.runtimeUrl.replace(/\/+$/, '');
+    const runtimeUrl = (input.runtimeUrl ?? 'https://runtime.invalid').replace(/\/+$/, '');
     const client = new RuntimeClient({
       timeoutMs: RESPONSE_TIMEOUT_MS,
       maxBytes: MAX_RESPONSE_BYTES,
       http: this.http,
-      blocked: await this.refusal(runtimeUrl, 'runtimeUrl'),
+      blocked:
+        input.runtimeUrl === null
+          ? 'runtime_unavailable: not called, the version declares no runtimeUrl (set it on its capabilities or on the package)'
+          : await this.refusal(runtimeUrl, 'runtimeUrl'),
     });
-    const webhook = input.webhookSecret
-      ? {
-          url: input.webhookUrl ?? `${runtimeUrl}/webhooks`,
-          secret: input.webhookSecret,
-          blocked: await this.refusal(input.webhookUrl ?? `${runtimeUrl}/webhooks`, 'webhook_url'),
-        }
-      : undefined;
+    const webhook = input.webhook ? { ...input.webhook, blocked: await this.refusal(input.webhook.url, 'webhook_url') } : undefined;
     const live = await new LiveChecks(
       client,
       {

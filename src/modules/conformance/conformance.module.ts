@@ -3,12 +3,13 @@ import { ProvidersModule } from '../providers/providers.module';
 import { ConformanceRunner } from './conformance-runner';
 import { ConformanceRuns } from './conformance-runs.service';
 import { ConformanceController } from './conformance.controller';
+import { WebhookReceivers } from './webhook-receivers';
 
 /** The six-dimension conformance suite (docs/conformance.md), its run records and the queue for full runs. */
 @Module({
   imports: [ProvidersModule],
   controllers: [ConformanceController],
-  providers: [ConformanceRunner, ConformanceRuns],
-  exports: [ConformanceRunner, ConformanceRuns],
+  providers: [ConformanceRunner, ConformanceRuns, WebhookReceivers],
+  exports: [ConformanceRunner, ConformanceRuns, WebhookReceivers],
 })
 export class ConformanceModule {}

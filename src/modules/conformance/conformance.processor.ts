@@ -4,6 +4,7 @@ import { QUEUES, STALLED_CHECK_MS } from '../../infra/queue/queues';
 import { ConformanceRunner } from './conformance-runner';
 import { ConformanceRuns } from './conformance-runs.service';
 import { FullRunJob } from './conformance.queue';
+import { WebhookReceivers } from './webhook-receivers';
 
 /** Runs full conformance suites (all six dimensions against the provider runtime) on the worker. */
 @Processor(QUEUES.conformance, { concurrency: 2, stalledInterval: STALLED_CHECK_MS })
@@ -11,6 +12,7 @@ export class ConformanceProcessor extends WorkerHost {
   constructor(
     private readonly runner: ConformanceRunner,
     private readonly runs: ConformanceRuns,
+    private readonly receivers: WebhookReceivers,
   ) {
     super();
   }
@@ -18,11 +20,14 @@ export class ConformanceProcessor extends WorkerHost {
   async process(job: Job<FullRunJob>): Promise<{ score: number } | { skipped: true }> {
     if (!(await this.runs.start(job.data.confId))) return { skipped: true };
     try {
+      const run = await this.runs.find(job.data.confId);
       const report = await this.runner.run({
         runtimeUrl: job.data.runtimeUrl,
         riskTier: job.data.riskTier,
         capabilities: job.data.capabilities,
         full: true,
+        // The app's endpoint and secret as they are now; the secret is never part of the job.
+        webhook: run ? await this.receivers.forApp(run.app_id) : undefined,
       });
       await this.runs.complete(job.data.confId, report);
       return { score: report.score };

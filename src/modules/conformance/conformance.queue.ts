@@ -3,7 +3,7 @@ import { CapabilityDescriptor } from '../packages/capability-descriptor';
 
 export interface FullRunJob {
   confId: string;
-  runtimeUrl: string;
+  runtimeUrl: string | null;
   riskTier: string;
   capabilities: CapabilityDescriptor[];
 }

@@ -38,7 +38,7 @@ export interface LiveTarget {
   installId: string;
   locale: string;
   timezone: string;
-  /** Outbound webhook receiver to probe with signed and unsigned deliveries; absent when the app has no webhook secret. */
+  /** The app's webhook endpoint, probed with signed and unsigned deliveries; absent when the app has none. */
   webhook?: { url: string; secret: string; blocked?: string };
 }
 
@@ -309,7 +309,7 @@ export class LiveChecks {
   private async checkWebhookSignatures(): Promise<CheckOutcome> {
     const id = 'error_handling.webhook_signature';
     const webhook = this.target.webhook;
-    if (!webhook) return notApplicable(id, 4, 'the app has no webhook secret');
+    if (!webhook) return notApplicable(id, 4, 'the app has no webhook endpoint (no webhook_url with a signing secret)');
     if (webhook.blocked) return { id, weight: 4, fraction: 0, detail: webhook.blocked };
     const body = JSON.stringify({
       id: newId('evt'),

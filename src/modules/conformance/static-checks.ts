@@ -1,4 +1,4 @@
-import { CapabilityDescriptor, JsonSchema, RISK_TIERS, TYPICAL_COMPONENTS } from '../packages/capability-descriptor';
+import { CapabilityDescriptor, isPathSafeName, JsonSchema, RISK_TIERS, TYPICAL_COMPONENTS } from '../packages/capability-descriptor';
 import { checkSchema, jsonPath, validatorFor } from '../packages/schema-checker';
 import { CheckOutcome, checkOver } from './conformance-report';
 
@@ -9,7 +9,6 @@ import { CheckOutcome, checkOver } from './conformance-report';
  */
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const NAME = /^[a-z][a-z0-9_]{0,63}$/;
 export const MIN_DESCRIPTION_LENGTH = 20;
 /** History request params the service itself sets. */
 export const HISTORY_PAGING_PARAMS = ['limit', 'cursor', 'direction'];
@@ -142,8 +141,8 @@ export function schemaChecks(capabilities: CapabilityDescriptor[]): CheckOutcome
 export function staticContractChecks(riskTier: string, capabilities: CapabilityDescriptor[]): CheckOutcome[] {
   const seen = new Set<string>();
   const names = capabilities.map((c) => {
-    if (!NAME.test(c.name))
-      return { ok: false, why: `"${c.name}" is not lowercase letters, digits and underscores (it is used in runtime paths)` };
+    if (!isPathSafeName(c.name))
+      return { ok: false, why: `"${c.name}" cannot be one segment of a runtime path without encoding (letters, digits, - . _ ~ only)` };
     if (seen.has(c.name)) return { ok: false, why: `"${c.name}" is used by more than one capability` };
     seen.add(c.name);
     return { ok: true };

@@ -27,11 +27,28 @@ interface InstallRow {
   removed_at: Date | null;
   version?: string;
   slug?: string;
+  package_name?: string;
+  pending_version_id: string | null;
+  pending_version: string | null;
+  /** Capability modes the pending version adds to the installed one (what the user is asked to consent to). */
+  pending_new_modes: string[] | null;
+  reauthorization_required_at: Date | null;
 }
 
-const COLUMNS =
-  'i.id, i.user_id, i.package_id, i.version_id, i.app_id, i.scopes, i.status, i.removed_reason, i.created_at, i.removed_at, v.version, p.slug';
-const FROM = 'installs i JOIN package_versions v ON v.id = i.version_id JOIN packages p ON p.id = i.package_id';
+/** An install whose state changed outside the user's request (a published version, a runtime refusing its tokens). */
+export interface InstallChange {
+  user_id: string;
+  reason: 'upgraded' | 'upgrade_available' | 'reauthorization_required';
+  install: ReturnType<typeof toInstallDto>;
+}
+
+const COLUMNS = `i.id, i.user_id, i.package_id, i.version_id, i.app_id, i.scopes, i.status, i.removed_reason, i.created_at, i.removed_at,
+  v.version, p.slug, p.name AS package_name, i.pending_version_id, pv.version AS pending_version, i.reauthorization_required_at,
+  CASE WHEN pv.id IS NULL THEN NULL ELSE ARRAY(
+    SELECT DISTINCT n->>'type' FROM jsonb_array_elements(pv.capabilities) n
+     WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(v.capabilities) o WHERE o->>'type' = n->>'type') ORDER BY 1) END AS pending_new_modes`;
+const FROM = `installs i JOIN package_versions v ON v.id = i.version_id JOIN packages p ON p.id = i.package_id
+  LEFT JOIN package_versions pv ON pv.id = i.pending_version_id`;
 
 /** An active install as the runtime bridge calls it. */
 export interface ExecutionTarget {
@@ -45,6 +62,8 @@ export interface ExecutionTarget {
   runtime_url: string;
   package_suspended: boolean;
   developer_suspended: boolean;
+  /** The app's provider tier (`apps.tier`): the bridge's limits, timeout and response cap follow it. */
+  app_tier: string;
   capabilities: CapabilityDescriptor[];
 }
 
@@ -54,8 +73,8 @@ export interface ExecutionTarget {
  */
 const TARGET_SELECT = `SELECT i.id AS install_id, i.user_id, i.package_id, p.name AS package_name, i.app_id, p.developer_id, i.scopes,
          live.runtime_url, (p.suspended_at IS NOT NULL) AS package_suspended, (d.status = 'suspended') AS developer_suspended,
-         i.version_id
-    FROM installs i JOIN packages p ON p.id = i.package_id JOIN developers d ON d.id = p.developer_id
+         i.version_id, a.tier AS app_tier
+    FROM installs i JOIN packages p ON p.id = i.package_id JOIN developers d ON d.id = p.developer_id JOIN apps a ON a.id = i.app_id
     JOIN package_versions live ON live.id = COALESCE(p.published_version_id, i.version_id)`;
 
 type TargetRow = Omit<ExecutionTarget, 'capabilities'> & { version_id: string };
@@ -73,14 +92,30 @@ export function toInstallDto(row: InstallRow) {
     id: row.id,
     package_id: row.package_id,
     package_slug: row.slug,
+    package_name: row.package_name,
     version: row.version,
     scopes: row.scopes,
     status: row.status,
     removed_reason: row.removed_reason,
     created_at: row.created_at.toISOString(),
     removed_at: row.removed_at?.toISOString() ?? null,
+    reauthorization_required: row.status === 'active' && row.reauthorization_required_at !== null,
+    upgrade:
+      row.status === 'active' && row.pending_version_id
+        ? { version_id: row.pending_version_id, version: row.pending_version!, new_capability_modes: row.pending_new_modes ?? [] }
+        : null,
   };
 }
+
+const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
+
+/**
+ * Capability modes are what a user consents to (the marketplace shows them as
+ * "what it can do"); a version whose modes are all among the installed
+ * version's needs no new consent (docs/decisions.md, "upgrade rule").
+ */
+const NEEDS_CONSENT_SQL = `EXISTS (SELECT 1 FROM jsonb_array_elements(nv.capabilities) n
+   WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(cur.capabilities) o WHERE o->>'type' = n->>'type'))`;
 
 /**
  * A user's installs of published packages. Each install gets its own OAuth
@@ -99,15 +134,22 @@ export class InstallsService {
 
   private readonly versionCapabilities = new LruMap<string, CapabilityDescriptor[]>(2_000);
 
-  /** Installs the published version; installing an installed package answers the existing install. */
+  /**
+   * Installs the published version. Installing an installed package is the
+   * user's consent again (docs/decisions.md, "upgrade rule"): the install moves
+   * to the published version, takes the scopes given (the granted ones when
+   * none are), and a needed re-authorization is cleared with a new token
+   * family; with nothing to change it answers the existing install.
+   */
   async install(
     userId: string,
     packageId: string,
-    scopes: string[] = ['capabilities:execute'],
+    scopes?: string[],
   ): Promise<{ created: boolean; install: ReturnType<typeof toInstallDto> }> {
     const pkg = await this.marketplace.installable(packageId);
+    const requested = scopes ? [...new Set(scopes)] : undefined;
     // A user can only grant what the app itself holds (the authorize flow checks the same).
-    const beyondApp = scopes.filter((scope) => !pkg.app_scopes.includes(scope));
+    const beyondApp = (requested ?? []).filter((scope) => !pkg.app_scopes.includes(scope));
     if (beyondApp.length > 0) {
       throw new ApiError(
         'BAD_REQUEST',
@@ -115,36 +157,147 @@ export class InstallsService {
       );
     }
     return this.dataSource.transaction(async (manager) => {
+      // The package row is locked as a publish locks it: the version read here is still the published one at commit,
+      // so a publish either sees this install (and moves it) or comes first (and this install takes its version).
+      const [live]: Array<{ version_id: string; version: string }> = await manager.query(
+        `SELECT v.id AS version_id, v.version FROM packages p JOIN package_versions v ON v.id = p.published_version_id
+          WHERE p.id = $1 AND p.suspended_at IS NULL FOR NO KEY UPDATE OF p`,
+        [pkg.id],
+      );
+      if (!live) throw new ApiError('NOT_FOUND', `No published package ${packageId}`);
+      const granted = requested ?? ['capabilities:execute'];
       const id = newId('inst');
       const inserted: Array<{ id: string }> = await manager.query(
         `INSERT INTO installs (id, user_id, package_id, version_id, app_id, scopes) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (user_id, package_id) WHERE status = 'active' DO NOTHING RETURNING id`,
-        [id, userId, pkg.id, pkg.version_id, pkg.app_id, scopes],
+        [id, userId, pkg.id, live.version_id, pkg.app_id, granted],
       );
       if (inserted.length === 0) {
         const [existing]: InstallRow[] = await manager.query(
-          `SELECT ${COLUMNS} FROM ${FROM} WHERE i.user_id = $1 AND i.package_id = $2 AND i.status = 'active'`,
+          `SELECT ${COLUMNS} FROM ${FROM} WHERE i.user_id = $1 AND i.package_id = $2 AND i.status = 'active' FOR UPDATE OF i`,
           [userId, pkg.id],
         );
-        return { created: false, install: toInstallDto(existing) };
+        return { created: false, install: toInstallDto(await this.consentAgain(manager, existing, live.version_id, requested, pkg)) };
       }
-      const grant = await this.oauth.issueDelegated(
-        manager,
-        { id: pkg.app_id, developerId: pkg.developer_id },
-        { userId, installId: id, scopes },
-      );
-      await manager.query(`UPDATE installs SET refresh_token_encrypted = $2 WHERE id = $1`, [id, this.secretBox.seal(grant.refresh_token)]);
+      await this.issueGrant(manager, { id, userId, appId: pkg.app_id, developerId: pkg.developer_id, scopes: granted });
       await manager.query(`UPDATE packages SET last_activity_at = now() WHERE id = $1`, [pkg.id]);
       await this.events.record(manager, {
         type: INSTALL_EVENTS.created,
         payload: {
           app_id: pkg.app_id,
-          data: { install_id: id, user_id: userId, package_id: pkg.id, version: pkg.version, scopes_granted: scopes },
+          data: { install_id: id, user_id: userId, package_id: pkg.id, version: live.version, scopes_granted: granted },
         },
       });
       const [row]: InstallRow[] = await manager.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE i.id = $1`, [id]);
       return { created: true, install: toInstallDto(row) };
     });
+  }
+
+  /** A repeat install of an active one: the published version, the scopes asked for, and a fresh grant when one is due. */
+  private async consentAgain(
+    manager: EntityManager,
+    existing: InstallRow,
+    publishedVersionId: string,
+    requested: string[] | undefined,
+    pkg: { app_id: string; developer_id: string },
+  ): Promise<InstallRow> {
+    const scopes = requested ?? existing.scopes;
+    const reauthorize = existing.reauthorization_required_at !== null;
+    const narrowed = existing.scopes.some((scope) => !scopes.includes(scope));
+    const unchanged =
+      existing.version_id === publishedVersionId &&
+      existing.pending_version_id === null &&
+      !reauthorize &&
+      sameSet(scopes, existing.scopes);
+    if (unchanged) return existing;
+    await manager.query(
+      `UPDATE installs SET version_id = $2, pending_version_id = NULL, reauthorization_required_at = NULL, scopes = $3 WHERE id = $1`,
+      [existing.id, publishedVersionId, scopes],
+    );
+    // The refused token family (or one broader than what the user grants now) ends; the runtime gets tokens of a new one.
+    if (reauthorize || narrowed) {
+      await this.oauth.revokeForInstall(manager, existing.id);
+      await this.issueGrant(manager, {
+        id: existing.id,
+        userId: existing.user_id,
+        appId: pkg.app_id,
+        developerId: pkg.developer_id,
+        scopes,
+      });
+    }
+    const [row]: InstallRow[] = await manager.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE i.id = $1`, [existing.id]);
+    return row;
+  }
+
+  private async issueGrant(
+    manager: EntityManager,
+    install: { id: string; userId: string; appId: string; developerId: string; scopes: string[] },
+  ): Promise<void> {
+    const grant = await this.oauth.issueDelegated(
+      manager,
+      { id: install.appId, developerId: install.developerId },
+      { userId: install.userId, installId: install.id, scopes: install.scopes },
+    );
+    await manager.query(`UPDATE installs SET refresh_token_encrypted = $2 WHERE id = $1`, [
+      install.id,
+      this.secretBox.seal(grant.refresh_token),
+    ]);
+  }
+
+  /**
+   * A version was published: active installs of its package move to it when it
+   * adds no capability mode to theirs, else it waits on them for the user's
+   * consent. Only a version that is still the published one moves anything
+   * (events may arrive out of order). Inside the dispatcher's transaction.
+   */
+  async followPublished(manager: EntityManager, versionIds: string[]): Promise<InstallChange[]> {
+    if (versionIds.length === 0) return [];
+    // An UPDATE answers [rows, count] through the driver.
+    const [moved]: [Array<{ id: string; user_id: string; needs_consent: boolean }>, number] = await manager.query(
+      `WITH candidates AS (
+         SELECT i.id, i.user_id, nv.id AS new_version_id, ${NEEDS_CONSENT_SQL} AS needs_consent
+           FROM package_versions nv
+           JOIN packages pk ON pk.published_version_id = nv.id
+           JOIN installs i ON i.package_id = nv.package_id AND i.status = 'active' AND i.version_id <> nv.id
+           JOIN package_versions cur ON cur.id = i.version_id
+          WHERE nv.id = ANY($1::text[])
+          ORDER BY i.id
+            FOR UPDATE OF i
+       )
+       UPDATE installs SET version_id = CASE WHEN c.needs_consent THEN installs.version_id ELSE c.new_version_id END,
+                           pending_version_id = CASE WHEN c.needs_consent THEN c.new_version_id ELSE NULL END
+         FROM candidates c
+        WHERE installs.id = c.id AND NOT (c.needs_consent AND installs.pending_version_id IS NOT DISTINCT FROM c.new_version_id)
+       RETURNING installs.id, installs.user_id, c.needs_consent`,
+      [versionIds],
+    );
+    return this.changes(
+      manager,
+      moved.map((m) => ({ id: m.id, reason: m.needs_consent ? 'upgrade_available' : 'upgraded' })),
+    );
+  }
+
+  /** The runtime refused a freshly issued token: the install needs the user to re-authorize it. Only newly marked installs come back. */
+  async requireReauthorization(manager: EntityManager, installIds: string[]): Promise<InstallChange[]> {
+    if (installIds.length === 0) return [];
+    const [marked]: [Array<{ id: string }>, number] = await manager.query(
+      `UPDATE installs SET reauthorization_required_at = now()
+        WHERE id = ANY($1::text[]) AND status = 'active' AND reauthorization_required_at IS NULL RETURNING id`,
+      [[...new Set(installIds)]],
+    );
+    return this.changes(
+      manager,
+      marked.map((m) => ({ id: m.id, reason: 'reauthorization_required' as const })),
+    );
+  }
+
+  private async changes(manager: EntityManager, changed: Array<{ id: string; reason: InstallChange['reason'] }>): Promise<InstallChange[]> {
+    if (changed.length === 0) return [];
+    const rows: InstallRow[] = await manager.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE i.id = ANY($1::text[])`, [
+      changed.map((c) => c.id),
+    ]);
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return changed.map((c) => ({ user_id: byId.get(c.id)!.user_id, reason: c.reason, install: toInstallDto(byId.get(c.id)!) }));
   }
 
   async list(userId: string) {

@@ -33,8 +33,11 @@ export class MarketplaceController {
   }
 
   @Post('installs')
-  @ApiOperation({ summary: 'Install a published package (201); an existing install is answered with 200' })
-  @ApiOkResponse({ type: InstallDto, description: 'Already installed: the existing install' })
+  @ApiOperation({
+    summary:
+      'Install a published package (201). Installing an installed package is consent again (200): the install moves to the published version (granting a pending upgrade), takes the scopes given (the granted ones when omitted) and clears a needed re-authorization with a new token family',
+  })
+  @ApiOkResponse({ type: InstallDto, description: 'Already installed: the install, after the consent was applied' })
   @ApiCreatedResponse({ type: InstallDto, description: 'Installed' })
   @UserApiErrors(404)
   async install(@CurrentUser() user: AuthenticatedUser, @Body() body: CreateInstallDto, @Res({ passthrough: true }) reply: FastifyReply) {

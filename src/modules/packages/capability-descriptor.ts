@@ -25,6 +25,13 @@ export interface CapabilityDescriptor {
   name: string;
   type: CapabilityMode;
   description: string;
+  /**
+   * HTTPS base URL of the runtime the service calls for this capability
+   * (`<runtimeUrl>/capabilities/<name>/execute|stream`): the capability's own,
+   * else the package's or version's. Absent on `webhook` capabilities that
+   * name none, and before any runtime is declared.
+   */
+  runtimeUrl?: string;
   /** Seconds between polls (`state`). */
   refreshInterval?: number;
   /** Seconds between heartbeats (`realtime`). */
@@ -46,4 +53,29 @@ export const TYPICAL_COMPONENTS: Record<CapabilityMode, Component[]> = {
   history: ['ranked_list', 'sparkline'],
   realtime: ['sparkline', 'stat_row'],
   webhook: ['meeting_prep', 'action_row'],
+};
+
+/**
+ * A capability name goes into one segment of the runtime path
+ * (`<runtimeUrl>/capabilities/<name>/execute`), so it may hold only characters
+ * that need no percent-encoding there (RFC 3986 unreserved: letters, digits,
+ * `-`, `.`, `_`, `~`), and may not be `.` or `..`, which a path resolves away.
+ * That is the only naming rule.
+ */
+const PATH_SEGMENT = /^[A-Za-z0-9._~-]{1,128}$/;
+export const CAPABILITY_NAME_RULE =
+  'must be 1 to 128 letters, digits, "-", ".", "_" or "~", and not "." or ".." (the name is one segment of the runtime path <runtimeUrl>/capabilities/<name>/execute)';
+export function isPathSafeName(name: string): boolean {
+  return PATH_SEGMENT.test(name) && name !== '.' && name !== '..';
+}
+
+/** Defaults of the optional descriptor fields (docs/descriptor.md lists them). */
+export const DEFAULT_REFRESH_INTERVAL_SECONDS = 300;
+export const DEFAULT_HEARTBEAT_INTERVAL_SECONDS = 30;
+export const DEFAULT_SURFACE_GUIDANCE: Record<CapabilityMode, { intent: Intent; placement: Placement[] }> = {
+  state: { intent: 'ambient_context', placement: ['home_widgets'] },
+  action: { intent: 'actionable_insight', placement: ['service_context'] },
+  history: { intent: 'deep_dive', placement: ['service_context'] },
+  realtime: { intent: 'ambient_context', placement: ['home_widgets'] },
+  webhook: { intent: 'notification', placement: ['daily_brief'] },
 };

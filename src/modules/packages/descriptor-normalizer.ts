@@ -1,22 +1,29 @@
 import { ProblemError } from '../../common/errors/problem-error';
 import {
   CAPABILITY_MODES,
+  CAPABILITY_NAME_RULE,
   CapabilityDescriptor,
   CapabilityMode,
   Component,
   COMPONENTS,
+  DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+  DEFAULT_REFRESH_INTERVAL_SECONDS,
+  DEFAULT_SURFACE_GUIDANCE,
   Intent,
   INTENTS,
+  isPathSafeName,
   JsonSchema,
   Placement,
   PLACEMENTS,
+  TYPICAL_COMPONENTS,
   WebhookEventType,
 } from './capability-descriptor';
 import { checkSchema, jsonPath } from './schema-checker';
 
-const NAME = /^[a-z][a-z0-9_]{0,63}$/;
-const EVENT_TYPE = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
+/** Inbound webhooks carry the type in `event` (at most 200 characters); any visible text without spaces. */
+const EVENT_TYPE = /^[\x21-\x7e]{1,200}$/;
 const MAX_CAPABILITIES = 50;
+const MAX_URL_LENGTH = 2000;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -49,11 +56,17 @@ function isShortForm(schema: Record<string, unknown>): boolean {
   return entries.length > 0 && entries.every((e) => isObject(e) && typeof e.type === 'string');
 }
 
-function expandShortForm(schema: Record<string, unknown>): JsonSchema {
+function expandShortForm(schema: Record<string, unknown>, field: string): JsonSchema {
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
   for (const [name, entry] of Object.entries(schema) as Array<[string, Record<string, unknown>]>) {
     const { required: isRequired, ...rest } = entry;
+    if (isRequired !== undefined && typeof isRequired !== 'boolean') {
+      throw new ProblemError('invalid_schema', `${field}: "required" of the short-form entry "${name}" must be true or false`, {
+        field,
+        schema_path: jsonPath([name, 'required']),
+      });
+    }
     properties[name] = rest;
     if (isRequired === true) required.push(name);
   }
@@ -63,58 +76,113 @@ function expandShortForm(schema: Record<string, unknown>): JsonSchema {
 function checkedSchema(raw: unknown, field: string): JsonSchema {
   if (raw === undefined) missing(field);
   if (!isObject(raw)) throw new ProblemError('invalid_schema', `${field} must be a JSON Schema object`, { field, schema_path: '$' });
-  const schema = isShortForm(raw) ? expandShortForm(raw) : raw;
+  const schema = isShortForm(raw) ? expandShortForm(raw, field) : raw;
   const fault = checkSchema(schema);
   if (fault) throw new ProblemError('invalid_schema', `${field}: ${fault.detail}`, { field, schema_path: fault.schemaPath });
   return schema;
 }
 
-function surfaceGuidance(raw: unknown, field: string): CapabilityDescriptor['surfaceGuidance'] {
-  if (raw === undefined) missing(field);
-  if (!isObject(raw)) throw new ProblemError('invalid_format', `${field} must be an object`, { field });
-  const intent = raw.intent === undefined ? missing(`${field}.intent`) : oneOf<Intent>(raw.intent, INTENTS, `${field}.intent`);
-  const placementsRaw = raw.placement ?? missing(`${field}.placement`);
-  if (!Array.isArray(placementsRaw) || placementsRaw.length === 0)
-    throw new ProblemError('invalid_format', `${field}.placement must be a non-empty array`, { field: `${field}.placement` });
-  const placement = placementsRaw.map((p, i) => oneOf<Placement>(p, PLACEMENTS, `${field}.placement[${i}]`));
-  // Both spellings occur in the spec; `preferredComponents` wins when both are given.
-  const key = raw.preferredComponents !== undefined ? 'preferredComponents' : 'components';
-  const componentsRaw = raw[key] ?? missing(`${field}.preferredComponents`);
-  if (!Array.isArray(componentsRaw) || componentsRaw.length === 0)
-    throw new ProblemError('invalid_format', `${field}.${key} must be a non-empty array`, { field: `${field}.${key}` });
-  const preferredComponents = componentsRaw.map((c, i) => oneOf<Component>(c, COMPONENTS, `${field}.${key}[${i}]`));
-  return { intent, placement: [...new Set(placement)], preferredComponents: [...new Set(preferredComponents)] };
+/** A list of allowed values; absent means the documented default, an empty list is taken as given. */
+function listOf<T extends string>(raw: unknown, allowed: readonly T[], field: string): T[] {
+  if (!Array.isArray(raw)) throw new ProblemError('invalid_format', `${field} must be an array`, { field });
+  return [...new Set(raw.map((v, i) => oneOf<T>(v, allowed, `${field}[${i}]`)))];
 }
 
-function webhookEvents(raw: unknown, field: string): WebhookEventType[] {
-  if (raw === undefined) missing(field);
+/**
+ * Surface guidance, every part optional: the intent and placement default per
+ * mode (DEFAULT_SURFACE_GUIDANCE), the components to the ones typical of the mode.
+ */
+function surfaceGuidance(raw: unknown, field: string, type: CapabilityMode): CapabilityDescriptor['surfaceGuidance'] {
+  // Absent means the defaults; null is refused like every other null in a request (docs/decisions.md).
+  const guidance = raw === undefined ? {} : raw;
+  if (!isObject(guidance)) throw new ProblemError('invalid_format', `${field} must be an object`, { field });
+  const defaults = DEFAULT_SURFACE_GUIDANCE[type];
+  const intent = guidance.intent === undefined ? defaults.intent : oneOf<Intent>(guidance.intent, INTENTS, `${field}.intent`);
+  const placement =
+    guidance.placement === undefined ? [...defaults.placement] : listOf<Placement>(guidance.placement, PLACEMENTS, `${field}.placement`);
+  // Both spellings occur in the spec; `preferredComponents` wins when both are given.
+  const key = guidance.preferredComponents !== undefined ? 'preferredComponents' : 'components';
+  const preferredComponents =
+    guidance[key] === undefined ? [...TYPICAL_COMPONENTS[type]] : listOf<Component>(guidance[key], COMPONENTS, `${field}.${key}`);
+  return { intent, placement, preferredComponents };
+}
+
+function eventType(entry: Record<string, unknown>, at: string): string {
+  if (entry.type === undefined) missing(`${at}.type`);
+  if (typeof entry.type !== 'string' || !EVENT_TYPE.test(entry.type)) {
+    throw new ProblemError(
+      'invalid_format',
+      `${at}.type must be 1 to 200 visible characters without spaces (inbound webhooks name it in "event"), such as "meeting.updated"`,
+      { field: `${at}.type` },
+    );
+  }
+  return entry.type;
+}
+
+/**
+ * Event types of a `webhook` capability. Without `events`, the capability
+ * registers one event type: its own name, with its `schema` for `data`.
+ */
+function webhookEvents(raw: unknown, field: string, capability: CapabilityDescriptor): WebhookEventType[] {
+  if (raw === undefined) return [{ type: capability.name, description: capability.description, schema: capability.schema }];
   if (!Array.isArray(raw) || raw.length === 0)
     throw new ProblemError('invalid_format', `${field} must list at least one event type`, { field });
   const seen = new Set<string>();
   return raw.map((entry, i) => {
     const at = `${field}[${i}]`;
     if (!isObject(entry)) throw new ProblemError('invalid_format', `${at} must be an object with type and schema`, { field: at });
-    if (entry.type === undefined) missing(`${at}.type`);
-    if (typeof entry.type !== 'string' || !EVENT_TYPE.test(entry.type)) {
-      throw new ProblemError('invalid_format', `${at}.type must be dotted lowercase words such as "meeting.updated"`, {
-        field: `${at}.type`,
-      });
-    }
-    if (seen.has(entry.type))
-      throw new ProblemError('invalid_format', `${at}.type ${entry.type} is registered twice`, { field: `${at}.type` });
-    seen.add(entry.type);
-    return {
-      type: entry.type,
-      description: typeof entry.description === 'string' ? entry.description : '',
-      schema: checkedSchema(entry.schema, `${at}.schema`),
-    };
+    const type = eventType(entry, at);
+    if (seen.has(type)) throw new ProblemError('invalid_format', `${at}.type ${type} is registered twice`, { field: `${at}.type` });
+    seen.add(type);
+    if (entry.description !== undefined && typeof entry.description !== 'string')
+      throw new ProblemError('invalid_format', `${at}.description must be a string`, { field: `${at}.description` });
+    return { type, description: entry.description ?? '', schema: checkedSchema(entry.schema, `${at}.schema`) };
   });
 }
 
 /**
+ * Names of the capabilities: the given ones (checked against the one rule the
+ * runtime path needs), and for a capability without one, its mode (`state`),
+ * then `state_2`, `state_3` … skipping names already taken.
+ */
+function capabilityNames(entries: Array<Record<string, unknown>>): string[] {
+  const given = new Map<string, number>();
+  entries.forEach((entry, i) => {
+    if (entry.name === undefined) return;
+    const field = `capabilities[${i}].name`;
+    if (typeof entry.name !== 'string' || !isPathSafeName(entry.name))
+      throw new ProblemError('invalid_format', `${field} ${CAPABILITY_NAME_RULE}`, { field });
+    if (given.has(entry.name))
+      throw new ProblemError(
+        'invalid_format',
+        `${field} ${entry.name} is used by two capabilities (capabilities[${given.get(entry.name)}])`,
+        {
+          field,
+        },
+      );
+    given.set(entry.name, i);
+  });
+  const taken = new Set(given.keys());
+  return entries.map((entry) => {
+    if (typeof entry.name === 'string') return entry.name;
+    const base = String(entry.type);
+    let name = base;
+    for (let n = 2; taken.has(name); n += 1) name = `${base}_${n}`;
+    taken.add(name);
+    return name;
+  });
+}
+
+function interval(value: unknown, fallback: number, field: string, max: number): number {
+  return value === undefined ? fallback : positiveInt(value, field, max);
+}
+
+/**
  * Validates capability descriptors (full or short form) and normalises them to
- * the one stored form. Errors name the offending field, e.g.
+ * the one stored form, with every optional field at its documented default.
+ * Only `type` and `schema` are required. Errors name the offending field, e.g.
  * `capabilities[1].surfaceGuidance.intent`; names of fields are case-sensitive.
+ * A `runtimeUrl` is kept as given (a string); the caller checks and resolves it.
  */
 export function normaliseCapabilities(raw: unknown): CapabilityDescriptor[] {
   if (raw === undefined) missing('capabilities');
@@ -124,43 +192,44 @@ export function normaliseCapabilities(raw: unknown): CapabilityDescriptor[] {
     });
   if (raw.length > MAX_CAPABILITIES)
     throw new ProblemError('invalid_format', `at most ${MAX_CAPABILITIES} capabilities per version`, { field: 'capabilities' });
-  const names = new Set<string>();
-  return raw.map((entry, i) => {
+  const entries = raw.map((entry, i) => {
     const at = `capabilities[${i}]`;
     if (!isObject(entry)) throw new ProblemError('invalid_format', `${at} must be an object`, { field: at });
     if (entry.type === undefined) missing(`${at}.type`);
-    const type = oneOf<CapabilityMode>(entry.type, CAPABILITY_MODES, `${at}.type`);
-    if (entry.name === undefined) missing(`${at}.name`);
-    if (typeof entry.name !== 'string' || !NAME.test(entry.name)) {
-      throw new ProblemError(
-        'invalid_format',
-        `${at}.name must be lowercase letters, digits and underscores, starting with a letter (it is used in runtime paths)`,
-        { field: `${at}.name` },
-      );
-    }
-    if (names.has(entry.name))
-      throw new ProblemError('invalid_format', `${at}.name ${entry.name} is used by two capabilities`, { field: `${at}.name` });
-    names.add(entry.name);
-    if (entry.description === undefined) missing(`${at}.description`);
-    if (typeof entry.description !== 'string')
+    oneOf<CapabilityMode>(entry.type, CAPABILITY_MODES, `${at}.type`);
+    return entry;
+  });
+  const names = capabilityNames(entries);
+  return entries.map((entry, i) => {
+    const at = `capabilities[${i}]`;
+    const type = entry.type as CapabilityMode;
+    if (entry.description !== undefined && typeof entry.description !== 'string')
       throw new ProblemError('invalid_format', `${at}.description must be a string`, { field: `${at}.description` });
 
     const descriptor: CapabilityDescriptor = {
-      name: entry.name,
+      name: names[i],
       type,
-      description: entry.description,
+      description: entry.description ?? '',
       schema: checkedSchema(entry.schema, `${at}.schema`),
-      surfaceGuidance: surfaceGuidance(entry.surfaceGuidance, `${at}.surfaceGuidance`),
+      surfaceGuidance: surfaceGuidance(entry.surfaceGuidance, `${at}.surfaceGuidance`, type),
     };
+    if (entry.runtimeUrl !== undefined) {
+      if (typeof entry.runtimeUrl !== 'string' || entry.runtimeUrl.length > MAX_URL_LENGTH)
+        throw new ProblemError('invalid_format', `${at}.runtimeUrl must be an HTTPS URL of at most ${MAX_URL_LENGTH} characters`, {
+          field: `${at}.runtimeUrl`,
+        });
+      descriptor.runtimeUrl = entry.runtimeUrl;
+    }
     if (type === 'state')
-      descriptor.refreshInterval = positiveInt(entry.refreshInterval ?? missing(`${at}.refreshInterval`), `${at}.refreshInterval`, 86_400);
+      descriptor.refreshInterval = interval(entry.refreshInterval, DEFAULT_REFRESH_INTERVAL_SECONDS, `${at}.refreshInterval`, 86_400);
     if (type === 'realtime')
-      descriptor.heartbeatInterval = positiveInt(
-        entry.heartbeatInterval ?? missing(`${at}.heartbeatInterval`),
+      descriptor.heartbeatInterval = interval(
+        entry.heartbeatInterval,
+        DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
         `${at}.heartbeatInterval`,
         3_600,
       );
-    if (type === 'webhook') descriptor.events = webhookEvents(entry.events, `${at}.events`);
+    if (type === 'webhook') descriptor.events = webhookEvents(entry.events, `${at}.events`, descriptor);
     if (entry.responseSchema !== undefined) {
       const fault = isObject(entry.responseSchema)
         ? checkSchema(entry.responseSchema)

@@ -27,7 +27,11 @@ export class PackagesController {
 
   @Post()
   @PlatformRoute({ scope: 'packages:write' })
-  @ApiOperation({ summary: 'Step 4: create a package and its first version' })
+  @ApiOperation({
+    summary: 'Step 4: create a package and its first version',
+    description:
+      'Each capability descriptor needs only `type` and `schema` (full or short form); every other field has a documented default, and the stored form answered shows them. The runtime URL goes on the capabilities (`runtimeUrl`), or once on the package as their default; all capabilities of a version share one runtime. docs/descriptor.md has every field and a complete package per mode.',
+  })
   @ApiCreatedResponse({ type: PackageDto })
   @PlatformProblems(409)
   create(@Principal() principal: PlatformPrincipal, @Body() body: CreatePackageDto) {

@@ -20,7 +20,7 @@ export interface PackageRow {
   description: string;
   risk_tier: RiskTier;
   /** The published version's runtime URL (what live traffic calls), else the newest version's; read from package_versions. */
-  runtime_url: string;
+  runtime_url: string | null;
   latest_version_id: string | null;
   published_version_id: string | null;
   suspended_at: Date | null;
@@ -34,8 +34,8 @@ export interface VersionRow {
   package_id: string;
   version: string;
   capabilities: CapabilityDescriptor[];
-  /** The runtime this version was (or will be) reviewed against; live traffic uses the published version's. */
-  runtime_url: string;
+  /** The runtime this version was (or will be) reviewed against; live traffic uses the published version's. Null until one is declared. */
+  runtime_url: string | null;
   state: string;
   review_reason: string | null;
   submitted_at: Date | null;
@@ -85,6 +85,12 @@ export function toPackageDto(p: PackageRow, versions?: VersionRow[]) {
   };
 }
 
+/** Writes the version's runtime into every capability the service calls (all but `webhook`); returns it. */
+function stampRuntime(capabilities: CapabilityDescriptor[], runtimeUrl: string | null): string | null {
+  if (runtimeUrl !== null) for (const capability of capabilities) if (capability.type !== 'webhook') capability.runtimeUrl = runtimeUrl;
+  return runtimeUrl;
+}
+
 /** Onboarding step four: packages of capability descriptors and their versions. */
 @Injectable()
 export class PackagesService {
@@ -101,7 +107,7 @@ export class PackagesService {
     const version = parseVersion(versionText);
     if (!version)
       throw new ProblemError('invalid_format', 'version must be three dot-separated numbers without leading zeros', { field: 'version' });
-    const runtimeUrl = await this.checkRuntimeUrl(input.runtimeUrl);
+    const runtimeUrl = await this.resolveRuntime(capabilities, input.runtimeUrl);
     return this.dataSource.transaction(async (manager) => {
       const packageId = newId('pkg');
       const [row]: PackageRow[] = await manager.query(
@@ -121,7 +127,7 @@ export class PackagesService {
     const version = parseVersion(input.version);
     if (!version)
       throw new ProblemError('invalid_format', 'version must be three dot-separated numbers without leading zeros', { field: 'version' });
-    const runtimeUrl = input.runtimeUrl === undefined ? undefined : await this.checkRuntimeUrl(input.runtimeUrl);
+    const declared = await this.resolveRuntime(capabilities, input.runtimeUrl);
     return this.dataSource.transaction(async (manager) => {
       // Serialise version creation per package so "greater than the last" holds under concurrency.
       await manager.query(`SELECT id FROM packages WHERE id = $1 FOR UPDATE`, [pkg.id]);
@@ -135,7 +141,7 @@ export class PackagesService {
         });
       }
       // The new version's own runtime; the published version keeps calling the one it was reviewed with until this one is published.
-      const versionRuntime = runtimeUrl ?? last?.runtime_url ?? pkg.runtime_url;
+      const versionRuntime = declared ?? stampRuntime(capabilities, last?.runtime_url ?? pkg.runtime_url);
       return toVersionDto(await this.insertVersion(manager, pkg.id, input.version, version, capabilities, versionRuntime));
     });
   }
@@ -212,7 +218,7 @@ export class PackagesService {
     text: string,
     version: { major: number; minor: number; patch: number },
     capabilities: CapabilityDescriptor[],
-    runtimeUrl: string,
+    runtimeUrl: string | null,
   ): Promise<VersionRow> {
     const [row]: VersionRow[] = await manager.query(
       `INSERT INTO package_versions (id, package_id, version, major, minor, patch, capabilities, runtime_url)
@@ -226,8 +232,39 @@ export class PackagesService {
     return row;
   }
 
-  private async checkRuntimeUrl(url: string): Promise<string> {
-    const checked = await this.http.assertCallable(url, 'runtimeUrl');
+  /**
+   * The runtime a version declares, from where the spec puts it (`runtimeUrl`
+   * on the capabilities) or the package-level default; null when it declares
+   * none (a new version then keeps the previous version's). Each URL given is checked (HTTPS, public address) under the
+   * field that named it. One runtime per version: the bridge calls the
+   * version's runtime for every capability, so capabilities naming two
+   * different ones are refused rather than half of them silently called at
+   * the wrong address. Every capability that the service calls is stamped
+   * with the resolved URL (mutating `capabilities`), so the stored descriptor
+   * says where it is called.
+   */
+  private async resolveRuntime(capabilities: CapabilityDescriptor[], packageLevel: string | undefined): Promise<string | null> {
+    const named: Array<{ field: string; url: string }> = [];
+    if (packageLevel !== undefined) named.push({ field: 'runtimeUrl', url: await this.checkRuntimeUrl(packageLevel, 'runtimeUrl') });
+    for (const [i, capability] of capabilities.entries()) {
+      if (capability.runtimeUrl === undefined) continue;
+      const field = `capabilities[${i}].runtimeUrl`;
+      capability.runtimeUrl = await this.checkRuntimeUrl(capability.runtimeUrl, field);
+      named.push({ field, url: capability.runtimeUrl });
+    }
+    const other = named.find((n) => n.url !== named[0].url);
+    if (other) {
+      throw new ProblemError(
+        'invalid_format',
+        `${other.field} is ${other.url} but ${named[0].field} is ${named[0].url}: all capabilities of a version share one runtime`,
+        { field: other.field },
+      );
+    }
+    return stampRuntime(capabilities, named[0]?.url ?? null);
+  }
+
+  private async checkRuntimeUrl(url: string, field: string): Promise<string> {
+    const checked = await this.http.assertCallable(url, field);
     return checked.toString().replace(/\/+$/, '');
   }
 }

@@ -118,8 +118,12 @@ const SCHEMA_KEYWORDS = [
 const SCHEMA_ARRAY_KEYWORDS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 /** Keywords whose value maps names to schemas. */
 const SCHEMA_MAP_KEYWORDS = ['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas'];
-/** A property may omit `type` when one of these says what it is. */
-const TYPE_GIVERS = ['type', '$ref', 'enum', 'const', 'anyOf', 'oneOf', 'allOf'];
+/**
+ * Keywords that constrain a value without saying its type. The spec's
+ * `invalid_schema` rule refuses a property without `type`, so a property with
+ * only one of these is refused too, with a detail saying what to add.
+ */
+const NOT_A_TYPE = ['enum', 'const', '$ref', 'anyOf', 'oneOf', 'allOf'];
 
 export function jsonPath(segments: Array<string | number>): string {
   return segments.reduce<string>((path, s) => {
@@ -165,8 +169,10 @@ function walk(node: unknown, path: Array<string | number>, draft: Draft): Schema
   }
   if (isObject(node.properties)) {
     for (const [name, property] of Object.entries(node.properties)) {
-      if (isObject(property) && !TYPE_GIVERS.some((k) => k in property)) {
-        return { detail: `property "${name}" has no type`, schemaPath: jsonPath([...path, 'properties', name]) };
+      if (isObject(property) && !('type' in property)) {
+        const without = NOT_A_TYPE.find((k) => k in property);
+        const hint = without === undefined ? '' : ` ("${without}" does not replace it; declare "type" beside it)`;
+        return { detail: `property "${name}" has no type${hint}`, schemaPath: jsonPath([...path, 'properties', name]) };
       }
     }
   }

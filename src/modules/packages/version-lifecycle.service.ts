@@ -7,6 +7,7 @@ import type { AppConfig } from '../../config/app-config';
 import { ConformanceReport, ConformanceRunner } from '../conformance/conformance-runner';
 import { ConformanceRuns, RunRow, toRunDto } from '../conformance/conformance-runs.service';
 import { FULL_RUN_JOB } from '../conformance/conformance.queue';
+import { WebhookReceivers } from '../conformance/webhook-receivers';
 import { JobOutbox } from '../../infra/queue/job-outbox';
 import { DomainEvents } from '../events/domain-events';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
@@ -40,6 +41,7 @@ export class VersionLifecycle {
     private readonly runs: ConformanceRuns,
     private readonly jobs: JobOutbox,
     private readonly events: DomainEvents,
+    private readonly receivers: WebhookReceivers,
   ) {}
 
   /** Local validation (schema, contracts, documentation) now, or a queued full run of all six. */
@@ -255,6 +257,7 @@ export class VersionLifecycle {
       riskTier: pkg.risk_tier,
       capabilities: version.capabilities,
       full: true,
+      webhook: await this.receivers.forApp(pkg.app_id),
     });
     return this.runs.recordCompleted(
       { packageId: pkg.id, versionId: version.id, developerId: pkg.developer_id, appId: pkg.app_id },

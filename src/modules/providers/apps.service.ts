@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
-import { assertCallableTarget } from '../../common/http/target-policy';
-import { APP_CONFIG } from '../../config/config.module';
-import type { AppConfig } from '../../config/app-config';
+import { OutboundHttp } from '../../common/http/outbound-http';
+import type { AppWebhookSetup } from './app-webhook-setup';
 import { PlatformPrincipal } from './auth/platform-principal';
 import { AppDto, CreateAppDto, UpdateAppDto } from './dto/app.dto';
 import { PLATFORM_SCOPES } from './scopes';
@@ -21,15 +20,20 @@ export interface AppRow {
   webhook_url: string | null;
   scopes: string[];
   client_id: string;
+  tier: AppTier;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = 'id, developer_id, name, description, redirect_uris, webhook_url, scopes, client_id, created_at, updated_at';
+/** Provider tiers (spec: Limits, provider platform): Free unless an operator moves the app. */
+export const APP_TIERS = ['free', 'pro', 'enterprise'] as const;
+export type AppTier = (typeof APP_TIERS)[number];
+
+const COLUMNS = 'id, developer_id, name, description, redirect_uris, webhook_url, scopes, client_id, tier, created_at, updated_at';
 /** Longest a rotated-out client secret may keep working. */
 export const MAX_SECRET_GRACE_SECONDS = 86_400;
 
-function toDto(row: AppRow, clientSecret?: string): AppDto {
+function toDto(row: AppRow, clientSecret?: string, webhookSecret?: string | null): AppDto {
   return {
     id: row.id,
     name: row.name,
@@ -38,7 +42,9 @@ function toDto(row: AppRow, clientSecret?: string): AppDto {
     webhook_url: row.webhook_url,
     scopes: row.scopes,
     client_id: row.client_id,
+    tier: row.tier,
     ...(clientSecret ? { client_secret: clientSecret } : {}),
+    ...(webhookSecret ? { webhook_secret: webhookSecret } : {}),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -47,30 +53,45 @@ function toDto(row: AppRow, clientSecret?: string): AppDto {
 /** Onboarding step three: apps with OAuth client credentials, scopes and a webhook endpoint. */
 @Injectable()
 export class AppsService {
+  private webhookSetup?: AppWebhookSetup;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly http: OutboundHttp,
   ) {}
 
+  /** The webhooks area plugs in what a `webhook_url` sets up (see AppWebhookSetup). */
+  useWebhookSetup(setup: AppWebhookSetup): void {
+    this.webhookSetup = setup;
+  }
+
+  /**
+   * Registers an app. With a `webhook_url` it gets a working webhook in the
+   * same transaction: a profile subscribed to every event type and its
+   * signing secret, shown once as `webhook_secret`.
+   */
   async create(developerId: string, input: CreateAppDto): Promise<AppDto> {
     const webhookUrl = input.webhook_url === undefined ? null : (await this.checkWebhookUrl(input.webhook_url)).toString();
     const clientSecret = newSecret('cs');
-    const [row]: AppRow[] = await this.dataSource.query(
-      `INSERT INTO apps (id, developer_id, name, description, redirect_uris, webhook_url, scopes, client_id, client_secret_hash)
+    return this.dataSource.transaction(async (manager) => {
+      const [row]: AppRow[] = await manager.query(
+        `INSERT INTO apps (id, developer_id, name, description, redirect_uris, webhook_url, scopes, client_id, client_secret_hash)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-      [
-        newId('app'),
-        developerId,
-        input.name.trim(),
-        input.description ?? '',
-        input.redirect_uris ?? [],
-        webhookUrl,
-        input.scopes ?? [...PLATFORM_SCOPES],
-        `cid_${randomBytes(16).toString('hex')}`,
-        hashToken(clientSecret),
-      ],
-    );
-    return toDto(row, clientSecret);
+        [
+          newId('app'),
+          developerId,
+          input.name.trim(),
+          input.description ?? '',
+          input.redirect_uris ?? [],
+          webhookUrl,
+          input.scopes ?? [...PLATFORM_SCOPES],
+          `cid_${randomBytes(16).toString('hex')}`,
+          hashToken(clientSecret),
+        ],
+      );
+      const webhookSecret = webhookUrl ? await this.provisionWebhook(manager, row.id) : null;
+      return toDto(row, clientSecret, webhookSecret);
+    });
   }
 
   async list(principal: PlatformPrincipal): Promise<{ apps: AppDto[] }> {
@@ -87,12 +108,18 @@ export class AppsService {
     return toDto(await this.owned(principal, appId));
   }
 
+  /**
+   * Updates the app. Setting a `webhook_url` on an app without a webhook
+   * profile creates one, as at registration, and the answer carries its
+   * `webhook_secret` (once).
+   */
   async update(principal: PlatformPrincipal, appId: string, input: UpdateAppDto): Promise<AppDto> {
     await this.owned(principal, appId);
     const webhookUrl = input.webhook_url === undefined ? undefined : (await this.checkWebhookUrl(input.webhook_url)).toString();
-    // UPDATE … RETURNING answers [rows, affectedCount] through TypeORM's PostgreSQL driver.
-    const [[row]]: [AppRow[], number] = await this.dataSource.query(
-      `UPDATE apps SET
+    return this.dataSource.transaction(async (manager) => {
+      // UPDATE … RETURNING answers [rows, affectedCount] through TypeORM's PostgreSQL driver.
+      const [[row]]: [AppRow[], number] = await manager.query(
+        `UPDATE apps SET
          name = COALESCE($2, name),
          description = COALESCE($3, description),
          redirect_uris = COALESCE($4, redirect_uris),
@@ -100,17 +127,37 @@ export class AppsService {
          scopes = COALESCE($7, scopes),
          updated_at = now()
        WHERE id = $1 RETURNING ${COLUMNS}`,
-      [
-        appId,
-        input.name?.trim() ?? null,
-        input.description ?? null,
-        input.redirect_uris ?? null,
-        webhookUrl !== undefined,
-        webhookUrl ?? null,
-        input.scopes ?? null,
-      ],
-    );
+        [
+          appId,
+          input.name?.trim() ?? null,
+          input.description ?? null,
+          input.redirect_uris ?? null,
+          webhookUrl !== undefined,
+          webhookUrl ?? null,
+          input.scopes ?? null,
+        ],
+      );
+      const webhookSecret = webhookUrl !== undefined ? await this.provisionWebhook(manager, appId) : null;
+      return toDto(row, undefined, webhookSecret);
+    });
+  }
+
+  /** Operator API: moves an app to another provider tier (its platform limits follow at once). */
+  async setTier(appId: string, tier: AppTier): Promise<AppDto> {
+    if (!(APP_TIERS as readonly string[]).includes(tier)) {
+      throw new ProblemError('invalid_format', `tier must be one of ${APP_TIERS.join(', ')}`, { field: 'tier' });
+    }
+    const [[row]]: [AppRow[], number] = isId(appId, 'app')
+      ? await this.dataSource.query(`UPDATE apps SET tier = $2, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`, [appId, tier])
+      : [[], 0];
+    if (!row) throw new ProblemError('not_found', `No app ${appId}`);
     return toDto(row);
+  }
+
+  /** The app's provider tier; Free for an unknown app (worker side, no principal). */
+  async tierOf(appId: string): Promise<AppTier> {
+    const [row]: Array<{ tier: AppTier }> = await this.dataSource.query(`SELECT tier FROM apps WHERE id = $1`, [appId]);
+    return row?.tier ?? 'free';
   }
 
   /**
@@ -162,7 +209,13 @@ export class AppsService {
     return row;
   }
 
+  /** Through the outbound client's rules and resolver, the ones every delivery is checked with again. */
   private checkWebhookUrl(url: string): Promise<URL> {
-    return assertCallableTarget(url, 'webhook_url', { allowPrivate: this.config.allowPrivateTargets });
+    return this.http.assertCallable(url, 'webhook_url');
+  }
+
+  private async provisionWebhook(manager: EntityManager, appId: string): Promise<string | null> {
+    if (!this.webhookSetup) throw new Error('No webhook set-up is registered: WebhooksModule must be loaded with ProvidersModule');
+    return this.webhookSetup.ensureProfile(manager, appId);
   }
 }

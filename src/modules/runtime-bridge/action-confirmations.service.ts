@@ -5,11 +5,18 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
+import { DomainEvents } from '../events/domain-events';
 import type { ExecutionTarget } from '../marketplace/installs.service';
 import { CapabilityDescriptor } from '../packages/capability-descriptor';
 
 /** How long a user has to confirm an action before it lapses. */
 export const CONFIRMATION_LIFETIME_MINUTES = 15;
+/** Outbox event of a new pending confirmation; the worker tells the user's sessions (`action.pending`). */
+export const CONFIRMATION_REQUESTED = 'action.confirmation_requested';
+/** Outbox event of a decision (confirm claimed it, or cancel); the worker tells the user's sessions (`action.decided`). */
+export const CONFIRMATION_DECIDED = 'action.confirmation_decided';
+/** Most pending confirmations listed at once (they lapse after CONFIRMATION_LIFETIME_MINUTES). */
+export const PENDING_LIST_LIMIT = 100;
 
 export interface ConfirmationRow {
   id: string;
@@ -28,6 +35,8 @@ export interface ConfirmationRow {
   created_at: Date;
   expires_at: Date;
   decided_at: Date | null;
+  package_name: string | null;
+  started_by: 'user' | 'app';
 }
 
 /** Canonical JSON (sorted keys) so the same input always hashes the same. */
@@ -47,6 +56,8 @@ export function toConfirmationDto(row: ConfirmationRow) {
     confirmationId: row.id,
     requestId: row.request_id,
     packageId: row.package_id,
+    packageName: row.package_name,
+    startedBy: row.started_by,
     installId: row.install_id,
     capability: row.capability,
     input: row.input,
@@ -63,8 +74,8 @@ export function toConfirmationDto(row: ConfirmationRow) {
   };
 }
 
-const COLUMNS =
-  'id, install_id, user_id, package_id, capability, input, input_hash, idempotency_key, request_id, status, result, message, error, created_at, expires_at, decided_at';
+const COLUMNS = `id, install_id, user_id, package_id, capability, input, input_hash, idempotency_key, request_id, status, result, message, error,
+  created_at, expires_at, decided_at, started_by, (SELECT p.name FROM packages p WHERE p.id = package_id) AS package_name`;
 
 /**
  * Pending confirmations of `action` capabilities: an action never reaches the
@@ -74,14 +85,64 @@ const COLUMNS =
  */
 @Injectable()
 export class ActionConfirmations {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly events: DomainEvents,
+  ) {}
 
-  async create(requestId: string, target: ExecutionTarget, capability: CapabilityDescriptor, input: Record<string, unknown>, key?: string) {
+  /**
+   * A new confirmation commits with its outbox event, so the user hears of
+   * every one (an action an app started has no other way to reach them).
+   */
+  async create(
+    requestId: string,
+    target: ExecutionTarget,
+    capability: CapabilityDescriptor,
+    input: Record<string, unknown>,
+    key?: string,
+    /** `app`: an app token (its own, or one delegated by the install); the user has no dialog open for it. */
+    startedBy: 'user' | 'app' = 'user',
+  ) {
+    const inserted = await this.dataSource.transaction(async (manager) => {
+      const created = await this.insert(manager, requestId, target, capability, input, key, startedBy);
+      if (created) {
+        await this.events.record(manager, {
+          type: CONFIRMATION_REQUESTED,
+          payload: { user_id: created.user_id, confirmation: toConfirmationDto(created) },
+        });
+      }
+      return created;
+    });
+    if (inserted) return toConfirmationDto(inserted);
+    // Only a key given by the caller can meet an earlier confirmation (a generated one is new).
+    return this.existing(target, capability, input, key!);
+  }
+
+  /** The user's pending confirmations that can still be decided, oldest first. */
+  async pendingFor(userId: string) {
+    const rows: ConfirmationRow[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM action_confirmations
+        WHERE user_id = $1 AND status = 'pending' AND expires_at > now()
+        ORDER BY created_at, id LIMIT $2`,
+      [userId, PENDING_LIST_LIMIT],
+    );
+    return { confirmations: rows.map(toConfirmationDto) };
+  }
+
+  private async insert(
+    manager: EntityManager,
+    requestId: string,
+    target: ExecutionTarget,
+    capability: CapabilityDescriptor,
+    input: Record<string, unknown>,
+    key: string | undefined,
+    startedBy: 'user' | 'app',
+  ): Promise<ConfirmationRow | undefined> {
     const inputHash = createHash('sha256').update(canonical(input)).digest('hex');
     const idempotencyKey = key ?? newId('idem');
-    const [inserted]: ConfirmationRow[] = await this.dataSource.query(
-      `INSERT INTO action_confirmations (id, install_id, user_id, app_id, package_id, capability, input, input_hash, idempotency_key, request_id, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(mins => $11))
+    const [inserted]: ConfirmationRow[] = await manager.query(
+      `INSERT INTO action_confirmations (id, install_id, user_id, app_id, package_id, capability, input, input_hash, idempotency_key, request_id, expires_at, started_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(mins => $11), $12)
        ON CONFLICT (install_id, idempotency_key) DO NOTHING RETURNING ${COLUMNS}`,
       [
         newId('conf'),
@@ -95,9 +156,20 @@ export class ActionConfirmations {
         idempotencyKey,
         requestId,
         CONFIRMATION_LIFETIME_MINUTES,
+        startedBy,
       ],
     );
-    if (inserted) return toConfirmationDto(inserted);
+    return inserted;
+  }
+
+  /** The confirmation an earlier request with this idempotency key created; other input under the same key is a conflict. */
+  private async existing(
+    target: ExecutionTarget,
+    capability: CapabilityDescriptor,
+    input: Record<string, unknown>,
+    idempotencyKey: string,
+  ) {
+    const inputHash = createHash('sha256').update(canonical(input)).digest('hex');
     const [existing]: ConfirmationRow[] = await this.dataSource.query(
       `SELECT ${COLUMNS} FROM action_confirmations WHERE install_id = $1 AND idempotency_key = $2`,
       [target.install_id, idempotencyKey],
@@ -124,6 +196,38 @@ export class ActionConfirmations {
       row.status = 'expired';
     }
     return row;
+  }
+
+  /**
+   * Puts a confirmation whose run failed with a retryable error back to
+   * `pending` (the runtime asked to be called later; docs/decisions.md,
+   * "Retry-budget rule"), and shows it to the user's sessions again. The same
+   * idempotency key goes to the runtime on the next confirm. Null when it was
+   * no longer executing.
+   */
+  async reopen(id: string): Promise<ConfirmationRow | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const [rows]: [ConfirmationRow[]] = await manager.query(
+        `UPDATE action_confirmations SET status = 'pending', decided_at = NULL WHERE id = $1 AND status = 'executing' RETURNING ${COLUMNS}`,
+        [id],
+      );
+      const reopened = rows[0] ?? null;
+      if (reopened) {
+        await this.events.record(manager, {
+          type: CONFIRMATION_REQUESTED,
+          payload: { user_id: reopened.user_id, confirmation: toConfirmationDto(reopened) },
+        });
+      }
+      return reopened;
+    });
+  }
+
+  /** Records, in the deciding transaction, that a confirmation left `pending`, so every session of the user drops it. */
+  async recordDecision(manager: EntityManager, row: ConfirmationRow): Promise<void> {
+    await this.events.record(manager, {
+      type: CONFIRMATION_DECIDED,
+      payload: { user_id: row.user_id, confirmation_id: row.id, status: row.status },
+    });
   }
 
   async setStatus(

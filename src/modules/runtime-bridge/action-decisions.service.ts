@@ -5,6 +5,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { ProblemError } from '../../common/errors/problem-error';
 import { newId } from '../../common/ids';
 import { InstallsService } from '../marketplace/installs.service';
+import { ExecutionFailure } from './execution-failure';
 import { ActionConfirmations, toConfirmationDto } from './action-confirmations.service';
 import { CapabilityExecutor } from './capability-executor.service';
 
@@ -24,7 +25,9 @@ export class ActionDecisions {
       const row = await this.confirmations.lockOwned(manager, userId, confirmationId);
       if (row.status === 'completed') return { done: true, row };
       if (row.status !== 'pending') throw new ApiError('CONFLICT', `Confirmation ${confirmationId} is ${row.status}`);
-      return { done: false, row: await this.confirmations.setStatus(manager, row.id, 'executing') };
+      const executing = await this.confirmations.setStatus(manager, row.id, 'executing');
+      await this.confirmations.recordDecision(manager, executing);
+      return { done: false, row: executing };
     });
     if (claimed.done) return toConfirmationDto(claimed.row);
     const row = claimed.row;
@@ -49,6 +52,11 @@ export class ActionDecisions {
         await this.confirmations.setStatus(this.dataSource, row.id, 'completed', { result: success.body.result, message }),
       );
     } catch (error) {
+      if (error instanceof ExecutionFailure && error.retryInMs !== undefined) {
+        // The runtime asked to be called later (Retry-After): the user can confirm again then, with the same key.
+        await this.confirmations.reopen(row.id);
+        throw error;
+      }
       const problem =
         error instanceof ProblemError ? { code: error.code, message: error.detail, ...error.extras } : { code: 'execution_failed' };
       await this.confirmations.setStatus(this.dataSource, row.id, 'failed', { error: problem });
@@ -62,7 +70,9 @@ export class ActionDecisions {
       if (row.status === 'cancelled') return toConfirmationDto(row);
       if (row.status !== 'pending')
         throw new ApiError('CONFLICT', `Confirmation ${confirmationId} is ${row.status} and can no longer be cancelled`);
-      return toConfirmationDto(await this.confirmations.setStatus(manager, row.id, 'cancelled'));
+      const cancelled = await this.confirmations.setStatus(manager, row.id, 'cancelled');
+      await this.confirmations.recordDecision(manager, cancelled);
+      return toConfirmationDto(cancelled);
     });
   }
 }

@@ -2,27 +2,62 @@ import { ProblemError } from '../../common/errors/problem-error';
 
 export type PlatformTier = 'free' | 'pro' | 'enterprise';
 
+export interface TierLimits {
+  statePerMinute: number;
+  actionPerMinute: number;
+  historyPerMinute: number;
+  realtimeConnections: number;
+  /** Inbound provider events (POST /v1/providers/runtime/webhook) per app per minute. */
+  webhookEventsPerMinute: number;
+  /** Runtime response timeout at the default RUNTIME_TIMEOUT_MS (see `runtimeTimeoutMs`). */
+  timeoutMs: number;
+  maxResponseBytes: number;
+}
+
 /** Provider platform limits per tier (spec: Limits, provider platform). */
-export const TIER_LIMITS: Record<
-  PlatformTier,
-  { statePerMinute: number; actionPerMinute: number; historyPerMinute: number; realtimeConnections: number; maxResponseBytes: number }
-> = {
-  free: { statePerMinute: 100, actionPerMinute: 20, historyPerMinute: 50, realtimeConnections: 2, maxResponseBytes: 256 * 1024 },
-  pro: { statePerMinute: 1_000, actionPerMinute: 200, historyPerMinute: 500, realtimeConnections: 10, maxResponseBytes: 1024 * 1024 },
+export const TIER_LIMITS: Record<PlatformTier, TierLimits> = {
+  free: {
+    statePerMinute: 100,
+    actionPerMinute: 20,
+    historyPerMinute: 50,
+    realtimeConnections: 2,
+    webhookEventsPerMinute: 200,
+    timeoutMs: 10_000,
+    maxResponseBytes: 256 * 1024,
+  },
+  pro: {
+    statePerMinute: 1_000,
+    actionPerMinute: 200,
+    historyPerMinute: 500,
+    realtimeConnections: 10,
+    webhookEventsPerMinute: 2_000,
+    timeoutMs: 15_000,
+    maxResponseBytes: 1024 * 1024,
+  },
   enterprise: {
     statePerMinute: 10_000,
     actionPerMinute: 2_000,
     historyPerMinute: 5_000,
     realtimeConnections: 100,
+    webhookEventsPerMinute: 20_000,
+    timeoutMs: 30_000,
     maxResponseBytes: 5 * 1024 * 1024,
   },
 };
 
+/** The limits of an app's tier (`apps.tier`, Free until an operator moves it); Free for a value that is not a tier. */
+export function tierLimits(tier: string | null | undefined): TierLimits {
+  return Object.prototype.hasOwnProperty.call(TIER_LIMITS, tier ?? '') ? TIER_LIMITS[tier as PlatformTier] : TIER_LIMITS.free;
+}
+
 /**
- * Apps carry no tier yet, so every app is on Free, the spec's default; the
- * table above is ready for when billing assigns one.
+ * The runtime response timeout of a tier. `RUNTIME_TIMEOUT_MS` (default 10 s)
+ * is Free's; the other tiers keep the spec's proportions to it (15 s and 30 s
+ * at the default), so a deployment (or a test) that shortens it shortens them all.
  */
-export const APP_TIER: PlatformTier = 'free';
+export function runtimeTimeoutMs(tier: string | null | undefined, freeTimeoutMs: number): number {
+  return Math.round((freeTimeoutMs * tierLimits(tier).timeoutMs) / TIER_LIMITS.free.timeoutMs);
+}
 
 /** Runtime retry semantics: base delay (configurable), cap 5 minutes, at most 3 retries. */
 export const MAX_RETRIES = 3;

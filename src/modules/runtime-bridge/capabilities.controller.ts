@@ -21,7 +21,10 @@ export class CapabilitiesController {
   @ApiOperation({
     summary: 'Execute a capability on the provider runtime',
     description:
-      'state: cached for ttl; history: cursor passed through; action: answers 202 with a pending confirmation the user confirms at /v1/actions/:id/confirm; realtime: subscribes (202) and relays events on Redis.',
+      'state: cached for ttl; history: cursor passed through; action: answers 202 with a pending confirmation the user confirms at /v1/actions/:id/confirm; realtime: subscribes (202) and relays events on Redis. ' +
+      '`params`/`input` are checked against the capability schema before any runtime call (400 `missing_field` / `invalid_format` with `field` and `schema_path`); ' +
+      'the runtime answer is checked too (500 `execution_failed`). A retryable runtime error whose wait does not fit in the request budget answers at once with `Retry-After` ' +
+      '(429 `rate_limit_exceeded` for the runtime rate limit, else 503 `service_unavailable`, with `retryable: true` and `retry_after`).',
   })
   @ApiOkResponse({ type: ExecutionResultDto, description: 'state and history capabilities' })
   @ApiAcceptedResponse({ type: ExecutionResultDto, description: 'action (pending confirmation) and realtime (subscribed) capabilities' })

@@ -1,17 +1,24 @@
-import { Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
 import { RateLimiterRes } from 'rate-limiter-flexible';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { canonicalJson } from '../../common/idempotency/idempotency-key';
+import { REDIS } from '../../infra/redis/redis.module';
+import type { RedisClient } from '../../infra/redis/redis-client';
 import { ProblemError } from '../../common/errors/problem-error';
 import { newId } from '../../common/ids';
 import { RateLimits } from '../../common/rate-limit/rate-limits.service';
 import { ExecutionTarget, InstallsService } from '../marketplace/installs.service';
 import { CapabilityDescriptor, CapabilityMode } from '../packages/capability-descriptor';
-import { ActionConfirmations } from './action-confirmations.service';
-import { APP_TIER, limitExceeded, TIER_LIMITS } from './bridge-limits';
+import { ActionConfirmations, CONFIRMATION_LIFETIME_MINUTES } from './action-confirmations.service';
+import { limitExceeded, TierLimits, tierLimits } from './bridge-limits';
+import { CapabilitySchemas } from './capability-schemas';
 import { ExecuteCapabilityDto } from './dto/execute.dto';
 import { ExecutionFailure } from './execution-failure';
 import { ExecutionTraces, PhaseClock } from './execution-traces.service';
 import { RealtimeSubscriptions } from './realtime-subscriptions.service';
-import { RuntimeInvoker } from './runtime-invoker.service';
+import { InvokeOptions, RuntimeInvoker } from './runtime-invoker.service';
 import { CachedState, StateCache } from './state-cache';
 
 /** Who asked for an execution: a signed-in user on their install, or an app with `capabilities:execute`. */
@@ -20,10 +27,11 @@ export type CapabilityCaller =
   /** An app token; one delegated by a user's install acts on that install alone. */
   | { kind: 'app'; appId: string; delegation?: { userId: string; installId: string } };
 
-const PER_MINUTE: Partial<Record<CapabilityMode, number>> = {
-  state: TIER_LIMITS[APP_TIER].statePerMinute,
-  action: TIER_LIMITS[APP_TIER].actionPerMinute,
-  history: TIER_LIMITS[APP_TIER].historyPerMinute,
+/** Which per-minute limit of the app's tier counts the executions of a mode (realtime and webhook have none here). */
+const PER_MINUTE: Partial<Record<CapabilityMode, keyof TierLimits>> = {
+  state: 'statePerMinute',
+  action: 'actionPerMinute',
+  history: 'historyPerMinute',
 };
 
 /**
@@ -43,6 +51,8 @@ export class CapabilityExecutor {
     private readonly cache: StateCache,
     private readonly confirmations: ActionConfirmations,
     private readonly realtime: RealtimeSubscriptions,
+    @Inject(REDIS) private readonly redis: RedisClient,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async execute(caller: CapabilityCaller, packageId: string, capabilityName: string, input: ExecuteCapabilityDto) {
@@ -72,7 +82,11 @@ export class CapabilityExecutor {
       case 'history':
         return this.history(requestId, clock, target, capability, input.params ?? {}, context);
       case 'action': {
-        const pending = await this.confirmations.create(requestId, target, capability, input.input ?? {}, input.idempotencyKey);
+        const actionInput = input.input ?? {};
+        // Checked before the confirmation exists: the user is never asked to confirm input the runtime must refuse.
+        CapabilitySchemas.assertRequest(capability, actionInput);
+        const key = input.idempotencyKey || (await this.derivedIdempotencyKey(caller, target, capability, actionInput));
+        const pending = await this.confirmations.create(requestId, target, capability, actionInput, key, caller.kind);
         clock.enter('deliver');
         await this.traces.record({
           requestId,
@@ -120,7 +134,10 @@ export class CapabilityExecutor {
     trigger: 'api' | 'poll',
     /** The cached copy, already being read by the caller (API calls); polls always call the runtime. */
     cachedRead?: Promise<CachedState | undefined>,
+    /** Polls are queued work: retries are scheduled by the poller, not waited for (see `InvokeOptions`). */
+    invokeOptions: InvokeOptions = {},
   ) {
+    CapabilitySchemas.assertRequest(capability, params);
     const cached = await cachedRead;
     if (StateCache.isFresh(cached, params)) {
       clock.enter('deliver');
@@ -149,7 +166,16 @@ export class CapabilityExecutor {
       };
     }
     const body = { capability: capability.name, mode: 'state', params, context };
-    const success = await this.invoke(requestId, clock, target, capability, trigger, body, { 'X-Service-User-Id': target.user_id });
+    const success = await this.invoke(
+      requestId,
+      clock,
+      target,
+      capability,
+      trigger,
+      body,
+      { 'X-Service-User-Id': target.user_id },
+      invokeOptions,
+    );
     // The cached copy (Redis) and the trace (PostgreSQL) do not depend on each other: write both at once.
     const [stored] = await Promise.all([
       this.cache.store(target.install_id, capability.name, {
@@ -187,6 +213,7 @@ export class CapabilityExecutor {
     params: Record<string, unknown>,
     context: Record<string, string>,
   ) {
+    CapabilitySchemas.assertRequest(capability, params);
     const body = { capability: capability.name, mode: 'history', params, context };
     const success = await this.invoke(requestId, clock, target, capability, 'api', body, {});
     await this.finish(requestId, clock, target, capability, 'api', success);
@@ -216,6 +243,8 @@ export class CapabilityExecutor {
   ) {
     const clock = new PhaseClock();
     clock.enter('resolve');
+    // Checked again at confirmation: the install may run a newer version whose schema this input no longer matches.
+    CapabilitySchemas.assertRequest(capability, input);
     const body = { capability: capability.name, mode: 'action', input, context: { userId: target.user_id, confirmationId } };
     const success = await this.invoke(requestId, clock, target, capability, 'confirmation', body, {
       'X-Service-Idempotency-Key': idempotencyKey,
@@ -233,10 +262,11 @@ export class CapabilityExecutor {
     trigger: 'api' | 'confirmation' | 'poll',
     body: Record<string, unknown>,
     headers: Record<string, string>,
+    options: InvokeOptions = {},
   ) {
     clock.enter('invoke');
     try {
-      return await this.invoker.execute(target, capability, body, { 'X-Service-Request-Id': requestId, ...headers });
+      return await this.invoker.execute(target, capability, body, { 'X-Service-Request-Id': requestId, ...headers }, options);
     } catch (error) {
       const failure =
         error instanceof ExecutionFailure
@@ -315,10 +345,38 @@ export class CapabilityExecutor {
     return target;
   }
 
+  /**
+   * The idempotency key of an action executed without one: stable over the
+   * caller, the install, the capability and the canonical input, so an app
+   * retrying a call gets the same confirmation back instead of a duplicate. It
+   * holds for the confirmation lifetime from the first call (a sliding anchor
+   * in Redis, so a retry is never split from its first call by a window
+   * boundary); afterwards the same input starts a new confirmation
+   * (docs/decisions.md, "Derived idempotency key").
+   */
+  private async derivedIdempotencyKey(
+    caller: CapabilityCaller,
+    target: ExecutionTarget,
+    capability: CapabilityDescriptor,
+    input: Record<string, unknown>,
+  ): Promise<string> {
+    const who = caller.kind === 'user' ? `user:${caller.userId}` : `app:${caller.appId}`;
+    const digest = createHash('sha256')
+      .update([who, target.install_id, capability.name, canonicalJson(input)].join('\n'))
+      .digest('base64url');
+    const anchor = `${this.config.redisPrefix}:idem-derived:${digest}`;
+    const fresh = `idem_${digest.slice(0, 32)}_${Date.now().toString(36)}`;
+    if ((await this.redis.set(anchor, fresh, 'EX', CONFIRMATION_LIFETIME_MINUTES * 60, 'NX')) === 'OK') return fresh;
+    return (await this.redis.get(anchor)) ?? fresh;
+  }
+
   private async consumeLimit(target: ExecutionTarget, capability: CapabilityDescriptor): Promise<void> {
-    const points = PER_MINUTE[capability.type];
-    if (!points) return;
+    const limit = PER_MINUTE[capability.type];
+    if (!limit) return;
+    const points = tierLimits(target.app_tier)[limit];
     try {
+      // One limiter per size, all counting in the same Redis key (the prefix is the rule's name, not its size):
+      // an app moved to another tier keeps what it has used in the current minute, measured against its new limit.
       await this.limits.limiter(`bridge:${capability.type}`, points, 60).consume(`${target.app_id}:${target.user_id}:${capability.name}`);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;

@@ -5,6 +5,13 @@ import { ProblemCode, ProblemError, ProblemExtras } from '../../common/errors/pr
  * and `capability.failed` need (the code to report, whether retries ran out).
  */
 export class ExecutionFailure extends ProblemError {
+  /**
+   * Set when the runtime's answer is retryable and a retry is still allowed, but
+   * the caller must make it: after this many milliseconds (queued work such as
+   * state polls schedules it; a synchronous caller gets it as `Retry-After`).
+   */
+  retryInMs?: number;
+
   constructor(
     code: ProblemCode,
     detail: string,

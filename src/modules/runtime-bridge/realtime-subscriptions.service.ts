@@ -5,7 +5,7 @@ import { REDIS } from '../../infra/redis/redis.module';
 import { hashTag, type RedisClient } from '../../infra/redis/redis-client';
 import type { ExecutionTarget } from '../marketplace/installs.service';
 import { CapabilityDescriptor } from '../packages/capability-descriptor';
-import { APP_TIER, limitExceeded, TIER_LIMITS } from './bridge-limits';
+import { limitExceeded, tierLimits } from './bridge-limits';
 
 /** How long a subscription lasts without being renewed (the gateway renews while the user's surface is open). */
 export const SUBSCRIPTION_LEASE_SECONDS = 600;
@@ -56,7 +56,7 @@ export class RealtimeSubscriptions {
     const member = `${target.install_id}:${capability.name}`;
     const userKey = this.userKey(target.user_id, target.app_id);
     const live = await this.liveMembers(userKey);
-    const limit = TIER_LIMITS[APP_TIER].realtimeConnections;
+    const limit = tierLimits(target.app_tier).realtimeConnections;
     if (!live.includes(member) && live.length >= limit) {
       throw limitExceeded(`At most ${limit} concurrent realtime connections per user and app`, 60);
     }

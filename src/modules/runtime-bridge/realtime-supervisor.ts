@@ -10,6 +10,7 @@ import type { RedisClient } from '../../infra/redis/redis-client';
 import { GatewayBus } from '../../infra/realtime/gateway-bus';
 import { ExecutionTarget, InstallsService } from '../marketplace/installs.service';
 import { CapabilityDescriptor } from '../packages/capability-descriptor';
+import { runtimeTimeoutMs } from './bridge-limits';
 import { RealtimeSubscriptions, Subscription } from './realtime-subscriptions.service';
 import { RuntimeInvoker } from './runtime-invoker.service';
 import { StateCache } from './state-cache';
@@ -133,7 +134,7 @@ export class RealtimeSupervisor implements OnApplicationBootstrap, OnApplication
     let lastEventAt = Date.now();
     let stale = false;
     // The time limit covers the answer's headers only; the stream itself is long-lived and watched by the watchdog.
-    const headerTimer = setTimeout(() => controller.abort(), this.config.runtimeBridge.timeoutMs);
+    const headerTimer = setTimeout(() => controller.abort(), runtimeTimeoutMs(target.app_tier, this.config.runtimeBridge.timeoutMs));
     try {
       const token = await this.invoker.installToken(target);
       // Through the checked agent: the address is judged again at every (re)connect, not only at registration.

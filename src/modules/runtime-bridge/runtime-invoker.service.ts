@@ -5,10 +5,10 @@ import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import type { ExecutionTarget } from '../marketplace/installs.service';
 import { CapabilityDescriptor, CapabilityMode } from '../packages/capability-descriptor';
-import { cachedValidatorFor } from '../packages/schema-checker';
 import { PlatformTokens } from '../providers/auth/platform-tokens';
-import { APP_TIER, MAX_RETRIES, retryDelayMs, TIER_LIMITS } from './bridge-limits';
+import { MAX_RETRIES, retryDelayMs, runtimeTimeoutMs, tierLimits } from './bridge-limits';
 import { ExecutionFailure, RUNTIME_CODE_PROBLEMS } from './execution-failure';
+import { CapabilitySchemas } from './capability-schemas';
 import { callRuntime } from './runtime-caller';
 
 /** A runtime answer that passed the envelope and schema checks. */
@@ -16,6 +16,18 @@ export interface RuntimeSuccess {
   status: 'ok' | 'degraded';
   body: Record<string, unknown>;
   attempts: number;
+}
+
+/**
+ * How a caller waits for retries (docs/decisions.md, "retry-budget rule"): a
+ * synchronous call retries in-request only while a retry fits in what is left
+ * of `RUNTIME_RETRY_BUDGET_MS`; queued work (state polls) never sleeps in the
+ * worker and is handed the delay to schedule instead.
+ */
+export interface InvokeOptions {
+  queued?: boolean;
+  /** Retries queued work already made for this call (the backoff schedule and the limit of 3 continue from it). */
+  retriesDone?: number;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -68,15 +80,18 @@ export class RuntimeInvoker {
     capability: CapabilityDescriptor,
     body: Record<string, unknown>,
     headers: Record<string, string>,
+    options: InvokeOptions = {},
   ): Promise<RuntimeSuccess> {
     const url = `${target.runtime_url}/capabilities/${encodeURIComponent(capability.name)}/execute`;
-    const { timeoutMs, retryBaseMs, retryBudgetMs } = this.config.runtimeBridge;
-    const maxBytes = TIER_LIMITS[APP_TIER].maxResponseBytes;
+    const { retryBaseMs, retryBudgetMs } = this.config.runtimeBridge;
+    // The app's tier sets how long its runtime may take and how large an answer may be.
+    const timeoutMs = runtimeTimeoutMs(target.app_tier, this.config.runtimeBridge.timeoutMs);
+    const maxBytes = tierLimits(target.app_tier).maxResponseBytes;
     const started = Date.now();
     const payload = JSON.stringify(body);
     let token = await this.installToken(target);
     let refreshed = false;
-    let retries = 0;
+    let retries = options.retriesDone ?? 0;
     for (let attempts = 1; ; attempts += 1) {
       const result = await callRuntime(
         this.http,
@@ -136,22 +151,27 @@ export class RuntimeInvoker {
           );
         }
         if (known?.retryable) {
+          // retryAfter (envelope or header) takes precedence over the backoff schedule, up to the 5-minute maximum delay.
           const delay = retryDelayMs(retries, retryBaseMs, retryAfter);
+          const retryAfterSeconds = Math.max(1, Math.ceil(delay / 1000));
+          if (retries >= MAX_RETRIES) {
+            throw new ExecutionFailure(
+              known.problem,
+              `The runtime answered ${code}: ${message} (after ${retries} retries)`,
+              code,
+              true,
+              { runtime_error: runtimeError, attempts },
+              code === 'RATE_LIMITED' ? { 'Retry-After': String(retryAfterSeconds) } : {},
+            );
+          }
+          // In-request only while the wait and the next call's timeout fit in the budget, so the caller is answered in time.
           const budgetLeft = retryBudgetMs - (Date.now() - started);
-          if (retries < MAX_RETRIES && delay <= budgetLeft) {
+          if (!options.queued && delay + timeoutMs <= budgetLeft) {
             retries += 1;
             await sleep(delay);
             continue;
           }
-          const exhausted = retries >= MAX_RETRIES;
-          throw new ExecutionFailure(
-            known.problem,
-            `The runtime answered ${code}: ${message}${exhausted ? ` (after ${retries} retries)` : ''}`,
-            code,
-            exhausted,
-            { runtime_error: runtimeError, attempts },
-            { 'Retry-After': String(Math.max(1, Math.ceil(retryAfter ?? delay / 1000))) },
-          );
+          throw this.deferred(code, message, runtimeError, attempts, delay, retryAfterSeconds, options.queued === true);
         }
         throw new ExecutionFailure(known?.problem ?? 'execution_failed', `The runtime answered ${code}: ${message}`, code, false, {
           runtime_error: runtimeError,
@@ -185,29 +205,54 @@ export class RuntimeInvoker {
     if (json.status !== 'ok' && json.status !== 'degraded') fail('status must be "ok" or "degraded"');
     const degraded = json.status === 'degraded';
     const mode: CapabilityMode = capability.type;
-    const objects: unknown[] = [];
     if (mode === 'state') {
       if (!isObject(json.data)) fail('data must be an object');
       if (!degraded && (!Number.isInteger(json.ttl) || (json.ttl as number) < 0)) fail('ttl must be a non-negative integer');
-      objects.push(json.data);
     } else if (mode === 'action') {
       if (!isObject(json.result)) fail('result must be an object');
-      objects.push(json.result);
     } else if (mode === 'history') {
       if (!Array.isArray(json.items)) fail('items must be an array');
       if (!isObject(json.cursor) || typeof json.cursor.hasMore !== 'boolean') fail('cursor must be an object with hasMore');
-      objects.push(...(json.items as unknown[]));
     }
     // Degraded answers carry partial data by definition: pass them on, marked, without the strict schema check.
-    if (degraded || !capability.responseSchema) return;
-    const validate = cachedValidatorFor(capability.responseSchema);
-    for (const [index, item] of objects.entries()) {
-      const outcome = validate(item);
-      if (!outcome.valid) {
-        fail(`${mode === 'history' ? `items[${index}]` : mode === 'action' ? 'result' : 'data'} ${outcome.errors.join('; ')}`, {
-          schema_errors: outcome.errors,
-        });
-      }
+    if (degraded) return;
+    const check = CapabilitySchemas.checkAnswer(capability, json);
+    if (!check.valid) {
+      const [first] = check.violations;
+      fail(`${first.detail} (capability ${capability.name} schema)`, {
+        field: first.field,
+        schema_path: first.schemaPath,
+        schema_errors: check.violations.slice(0, 20).map((v) => v.detail),
+      });
     }
+  }
+
+  /**
+   * A retryable runtime error whose retry the caller has to make: the runtime's
+   * `retryAfter` (or the next backoff step) is longer than the request can wait,
+   * or the work is queued. Synchronous callers get a clearly retryable problem
+   * with `Retry-After`: 429 for the runtime's own rate limit, else 503.
+   */
+  private deferred(
+    code: string,
+    message: string,
+    runtimeError: Record<string, unknown>,
+    attempts: number,
+    delayMs: number,
+    retryAfterSeconds: number,
+    queued: boolean,
+  ): ExecutionFailure {
+    const failure = new ExecutionFailure(
+      code === 'RATE_LIMITED' ? 'rate_limit_exceeded' : 'service_unavailable',
+      queued
+        ? `The runtime answered ${code}: ${message}; retried in ${retryAfterSeconds} s`
+        : `The runtime answered ${code}: ${message}; retry after ${retryAfterSeconds} s (longer than this request can wait)`,
+      code,
+      false,
+      { runtime_error: runtimeError, attempts, retryable: true, retry_after: retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
+    failure.retryInMs = delayMs;
+    return failure;
   }
 }

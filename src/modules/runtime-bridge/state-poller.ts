@@ -7,20 +7,51 @@ import { newId } from '../../common/ids';
 import { REDIS } from '../../infra/redis/redis.module';
 import type { RedisClient } from '../../infra/redis/redis-client';
 import { InstallsService } from '../marketplace/installs.service';
+import { CapabilityDescriptor } from '../packages/capability-descriptor';
 import { CapabilityExecutor } from './capability-executor.service';
+import { CapabilitySchemas } from './capability-schemas';
+import { ExecutionFailure } from './execution-failure';
 import { PhaseClock } from './execution-traces.service';
-import { StateCache } from './state-cache';
+import { CachedState, StateCache } from './state-cache';
 
-/**
- * The worker's state polling scheduler: on every tick, each state capability
- * of each active install whose cached copy is older than its
- * `refreshInterval` is refreshed through the same execution pipeline as an
- * API call. Failures leave the cached copy in place (served, then marked
- * stale) and count towards the package's health signal.
- */
 /** Consecutive failed state polls of one package that count as "sustained health check failures". */
 export const HEALTH_FAILURES_BEFORE_SUSPENSION = 20;
+/** Poll period of a state capability that declares no `refreshInterval` (stored descriptors normally carry one). */
+export const DEFAULT_REFRESH_INTERVAL_SECONDS = 300;
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * What a poll sends as `params`, first valid of: the params of the last call
+ * (so surfaces show what the user last asked for), the first example's, and
+ * the schema's top-level `default`s (an empty object when it has none). None
+ * valid (the schema requires a field only a caller can give): undefined.
+ */
+export function pollParams(capability: CapabilityDescriptor, cached: CachedState | undefined): Record<string, unknown> | undefined {
+  const properties = isObject(capability.schema.properties) ? capability.schema.properties : {};
+  const defaults = Object.fromEntries(
+    Object.entries(properties).flatMap(([name, property]) =>
+      isObject(property) && 'default' in property ? [[name, property.default]] : [],
+    ),
+  );
+  const example = capability.examples?.[0];
+  const candidates = [
+    cached?.source === 'state' ? cached.params : undefined,
+    isObject(example) && isObject(example.params) ? example.params : undefined,
+    defaults,
+  ];
+  return candidates.find((params) => params !== undefined && CapabilitySchemas.checkRequest(capability, params).valid);
+}
+
+/**
+ * The worker's state polling scheduler. Every state capability of every active
+ * install is polled from the install on (the first tick after it), then every
+ * `refreshInterval`, through the same execution pipeline as an API call; an
+ * uninstalled (or suspended) install drops out of the active set and is no
+ * longer polled. Failures leave the cached copy in place (served, then marked
+ * stale) and count towards the package's health signal; a retryable runtime
+ * error moves the capability's next poll to the retry's delay instead.
+ */
 @Injectable()
 export class StatePoller {
   private readonly logger = new Logger(StatePoller.name);
@@ -34,22 +65,26 @@ export class StatePoller {
     private readonly lifecycle: VersionLifecycle,
   ) {}
 
-  async pollDue(): Promise<{ polled: number; failed: number }> {
+  async pollDue(): Promise<{ polled: number; failed: number; deferred: number }> {
     let polled = 0;
     let failed = 0;
+    let deferred = 0;
     for (const target of await this.installs.activeTargets()) {
       if (target.package_suspended || target.developer_suspended) continue;
       for (const capability of target.capabilities) {
-        if (capability.type !== 'state' || !capability.refreshInterval) continue;
+        if (capability.type !== 'state') continue;
+        const intervalMs = (capability.refreshInterval ?? DEFAULT_REFRESH_INTERVAL_SECONDS) * 1000;
         const cached = await this.cache.get(target.install_id, capability.name);
-        // Never asked for yet: poll with the first example's params when the descriptor has one, else wait for a first call.
-        const exampleParams = (capability.examples?.[0] as { params?: Record<string, unknown> } | undefined)?.params;
-        const params = cached?.source === 'state' ? cached.params : exampleParams;
+        if (cached && Date.now() - cached.attemptedAt < intervalMs) continue;
+        // The schedule of one install's capability: due when this key is gone. Set for one interval per poll (whatever
+        // the number of workers), or for a retry's delay when the runtime asked to be called again later.
+        const due = `${this.config.redisPrefix}:state-poll:${target.install_id}:${capability.name}`;
+        if ((await this.redis.set(due, '1', 'PX', Math.max(intervalMs - 50, 50), 'NX')) !== 'OK') continue;
+        const params = pollParams(capability, cached);
+        // The schema requires params no call has given yet: nothing valid to poll with until one does.
         if (!params) continue;
-        if (cached && Date.now() - cached.attemptedAt < capability.refreshInterval * 1000) continue;
-        // One poll per install and capability per interval, however many workers tick.
-        const lock = `${this.config.redisPrefix}:state-poll:${target.install_id}:${capability.name}`;
-        if ((await this.redis.set(lock, '1', 'PX', Math.max(capability.refreshInterval * 1000 - 50, 50), 'NX')) !== 'OK') continue;
+        const retriesKey = `${this.config.redisPrefix}:state-poll-retries:${target.install_id}:${capability.name}`;
+        const retriesDone = Number(await this.redis.get(retriesKey)) || 0;
         polled += 1;
         try {
           const clock = new PhaseClock();
@@ -62,9 +97,20 @@ export class StatePoller {
             params,
             { userId: target.user_id, installId: target.install_id, locale: 'en', timezone: 'UTC' },
             'poll',
+            undefined,
+            { queued: true, retriesDone },
           );
         } catch (error) {
+          if (error instanceof ExecutionFailure && error.retryInMs !== undefined) {
+            // Queued work waits the full delay (retryAfter first, up to 5 minutes): the next poll of this capability
+            // is moved to then, without holding the worker; the cached copy stays as it is meanwhile.
+            deferred += 1;
+            await this.redis.set(retriesKey, String(retriesDone + 1), 'PX', error.retryInMs + intervalMs + 60_000);
+            await this.redis.set(due, '1', 'PX', Math.max(error.retryInMs, 50));
+            continue;
+          }
           failed += 1;
+          await this.redis.del(retriesKey);
           await this.cache.markFailure(target.install_id, capability.name);
           // Package health signal: consecutive poll failures; sustained failure suspends the package.
           const failures = await this.redis.incr(`${this.config.redisPrefix}:health:${target.package_id}:poll-failures`);
@@ -72,10 +118,11 @@ export class StatePoller {
           this.logger.debug(`state poll of ${capability.name} for ${target.install_id} failed: ${(error as Error).message}`);
           continue;
         }
+        if (retriesDone > 0) await this.redis.del(retriesKey);
         await this.redis.del(`${this.config.redisPrefix}:health:${target.package_id}:poll-failures`);
       }
     }
-    return { polled, failed };
+    return { polled, failed, deferred };
   }
 
   private async suspendUnhealthy(packageId: string, failures: number): Promise<void> {

@@ -4,9 +4,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { newId } from '../../common/ids';
+import { RateDecision, RateLimits } from '../../common/rate-limit/rate-limits.service';
 import { DomainEvents } from '../events/domain-events';
 import { PackagesService } from '../packages/packages.service';
 import { cachedValidatorFor } from '../packages/schema-checker';
+import { AppsService } from '../providers/apps.service';
+import { tierLimits } from '../runtime-bridge/bridge-limits';
 import { WebhookProfiles } from './webhook-profiles.service';
 import { verifySpecSignature } from './webhook-signature';
 
@@ -38,10 +41,22 @@ export class InboundWebhooks {
     private readonly profiles: WebhookProfiles,
     private readonly packages: PackagesService,
     private readonly events: DomainEvents,
+    private readonly apps: AppsService,
+    private readonly limits: RateLimits,
   ) {}
 
-  async receive(appId: string, rawBody: Buffer | undefined, signature: string | undefined): Promise<InboundAck> {
+  /**
+   * `report` receives the webhook-events window after it counted this event,
+   * for the `X-RateLimit-*` headers, also when it refuses it.
+   */
+  async receive(
+    appId: string,
+    rawBody: Buffer | undefined,
+    signature: string | undefined,
+    report: (decision: RateDecision) => void = () => undefined,
+  ): Promise<InboundAck> {
     await this.verifySignature(appId, rawBody, signature);
+    await this.countEvent(appId, report);
     const body = parse(rawBody!);
     for (const field of ['event', 'action', 'timestamp', 'userId'] as const) {
       if (body[field] === undefined || body[field] === null) throw new ProblemError('missing_field', `${field} is required`, { field });
@@ -113,6 +128,25 @@ export class InboundWebhooks {
       });
       return { status: 'accepted' as const, event_id: id, processed_at: inserted[0].received_at.toISOString() };
     });
+  }
+
+  /**
+   * Webhook events per minute by the app's tier (spec: 200 / 2,000 / 20,000),
+   * counted in Redis across instances. Every signed event counts, valid or
+   * not, as any request does; an unsigned one never reaches here (401).
+   */
+  private async countEvent(appId: string, report: (decision: RateDecision) => void): Promise<void> {
+    const tier = await this.apps.tierOf(appId);
+    const decision = await this.limits.consumeWindow('webhook_events', appId, tierLimits(tier).webhookEventsPerMinute, 60);
+    report(decision);
+    if (!decision.allowed) {
+      throw new ProblemError(
+        'rate_limit_exceeded',
+        `More than ${decision.limit} webhook events per minute for an app on the ${tier} tier; retry after ${decision.retryAfter} seconds`,
+        {},
+        { 'Retry-After': String(decision.retryAfter) },
+      );
+    }
   }
 
   /** 401 for a missing header, a header without `sha256=`, or a mismatch with the current (or, in grace, previous) secret. */

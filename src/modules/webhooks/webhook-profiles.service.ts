@@ -1,14 +1,17 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { ProblemError } from '../../common/errors/problem-error';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
+import type { AppWebhookSetup } from '../providers/app-webhook-setup';
 import { AppsService } from '../providers/apps.service';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import { PutWebhookProfileDto, WebhookProfileDto } from './dto/webhook.dto';
 import { newWebhookSecret, SigningSecrets } from './webhook-signature';
+
+export type { SigningSecrets } from './webhook-signature';
 
 /** Recommended rotation interval (spec, Authentication point 6). */
 export const SECRET_ROTATION_DAYS = 90;
@@ -28,9 +31,15 @@ export interface ProfileRow {
   updated_at: Date;
 }
 
+/** The profile as answered: `webhook_secret` is the spec's name of the secret, `secret` its older alias. */
+export type WebhookProfileAnswer = WebhookProfileDto & { webhook_secret?: string };
+
+/** Default delivery timeout (spec: 5 s, configurable up to 30 s). */
+const DEFAULT_TIMEOUT_MS = 5000;
+
 /** Webhook profiles: subscriptions, timeout, signing secret (sealed at rest) and the enabled state. */
 @Injectable()
-export class WebhookProfiles {
+export class WebhookProfiles implements OnModuleInit, AppWebhookSetup {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -38,7 +47,22 @@ export class WebhookProfiles {
     private readonly secretBox: SecretBox,
   ) {}
 
-  async get(principal: PlatformPrincipal, appId: string): Promise<WebhookProfileDto> {
+  /** Setting an app's webhook_url (registration, PATCH) creates its profile: see AppWebhookSetup. */
+  onModuleInit(): void {
+    this.apps.useWebhookSetup(this);
+  }
+
+  async ensureProfile(manager: EntityManager, appId: string): Promise<string | null> {
+    const secret = newWebhookSecret();
+    const inserted: Array<{ app_id: string }> = await manager.query(
+      `INSERT INTO webhook_profiles (app_id, event_types, secret_encrypted, timeout_ms) VALUES ($1, '{*}'::text[], $2, $3)
+       ON CONFLICT (app_id) DO NOTHING RETURNING app_id`,
+      [appId, this.secretBox.seal(secret), DEFAULT_TIMEOUT_MS],
+    );
+    return inserted.length > 0 ? secret : null;
+  }
+
+  async get(principal: PlatformPrincipal, appId: string): Promise<WebhookProfileAnswer> {
     const app = await this.apps.owned(principal, appId);
     const profile = await this.find(appId);
     if (!profile) throw new ProblemError('not_found', `App ${appId} has no webhook profile yet; create one with PUT`);
@@ -50,10 +74,12 @@ export class WebhookProfiles {
     principal: PlatformPrincipal,
     appId: string,
     input: PutWebhookProfileDto,
-  ): Promise<{ created: boolean; profile: WebhookProfileDto }> {
+  ): Promise<{ created: boolean; profile: WebhookProfileAnswer }> {
     let app = await this.apps.owned(principal, appId);
     // The target lives on the app (also set by PATCH /v1/providers/runtime/apps/:id): one source of truth.
-    if (input.url !== undefined) await this.apps.update(principal, appId, { webhook_url: input.url });
+    // Setting it on an app without a profile creates the profile there; this call then only applies the rest.
+    let createdSecret: string | undefined;
+    if (input.url !== undefined) createdSecret = (await this.apps.update(principal, appId, { webhook_url: input.url })).webhook_secret;
     app = await this.apps.owned(principal, appId);
     if (!app.webhook_url) throw new ProblemError('missing_field', 'url is required: the app has no webhook_url yet', { field: 'url' });
 
@@ -61,7 +87,7 @@ export class WebhookProfiles {
     const eventTypes = normaliseTypes(input.event_types);
     const [row]: Array<ProfileRow & { inserted: boolean }> = await this.dataSource.query(
       `INSERT INTO webhook_profiles (app_id, event_types, secret_encrypted, timeout_ms)
-       VALUES ($1, COALESCE($2, '{*}'::text[]), $3, COALESCE($4, 5000))
+       VALUES ($1, COALESCE($2, '{*}'::text[]), $3, COALESCE($4, ${DEFAULT_TIMEOUT_MS}))
        ON CONFLICT (app_id) DO UPDATE SET
          event_types = COALESCE($2, webhook_profiles.event_types),
          timeout_ms = COALESCE($4, webhook_profiles.timeout_ms),
@@ -72,7 +98,8 @@ export class WebhookProfiles {
        RETURNING *, (xmax = 0) AS inserted`,
       [appId, eventTypes, this.secretBox.seal(secret), input.timeout_seconds ? input.timeout_seconds * 1000 : null, input.enabled ?? null],
     );
-    if (row.inserted && input.enabled === false) {
+    const created = row.inserted || createdSecret !== undefined;
+    if (created && input.enabled === false) {
       await this.dataSource.query(
         `UPDATE webhook_profiles SET disabled_at = now(), disabled_reason = 'disabled by the provider' WHERE app_id = $1`,
         [appId],
@@ -80,11 +107,11 @@ export class WebhookProfiles {
       row.disabled_at = new Date();
       row.disabled_reason = 'disabled by the provider';
     }
-    return { created: row.inserted, profile: this.toDto(row, app.webhook_url, row.inserted ? secret : undefined) };
+    return { created, profile: this.toDto(row, app.webhook_url, createdSecret ?? (row.inserted ? secret : undefined)) };
   }
 
   /** New secret (shown once); the previous one keeps signing, in a second header, for the grace period. */
-  async rotate(principal: PlatformPrincipal, appId: string): Promise<WebhookProfileDto> {
+  async rotate(principal: PlatformPrincipal, appId: string): Promise<WebhookProfileAnswer> {
     const app = await this.apps.owned(principal, appId);
     const secret = newWebhookSecret();
     const [[row]]: [ProfileRow[], number] = await this.dataSource.query(
@@ -105,7 +132,10 @@ export class WebhookProfiles {
   }
 
   /** Secrets to sign with now: the current one, and the previous one while its grace period lasts. */
-  signingSecrets(profile: ProfileRow, now = new Date()): SigningSecrets {
+  signingSecrets(
+    profile: Pick<ProfileRow, 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'>,
+    now = new Date(),
+  ): SigningSecrets {
     const previousValid =
       profile.previous_secret_encrypted && profile.previous_secret_expires_at && profile.previous_secret_expires_at > now;
     return {
@@ -124,7 +154,7 @@ export class WebhookProfiles {
     return profile.event_types.includes('*') || profile.event_types.includes(type);
   }
 
-  private toDto(row: ProfileRow, url: string | null, secret?: string): WebhookProfileDto {
+  private toDto(row: ProfileRow, url: string | null, secret?: string): WebhookProfileAnswer {
     return {
       app_id: row.app_id,
       url,
@@ -136,7 +166,7 @@ export class WebhookProfiles {
       secret_rotated_at: row.secret_rotated_at.toISOString(),
       previous_secret_expires_at: row.previous_secret_expires_at?.toISOString() ?? null,
       secret_rotation_due: Date.now() - row.secret_rotated_at.getTime() > SECRET_ROTATION_DAYS * 86_400_000,
-      ...(secret ? { secret } : {}),
+      ...(secret ? { webhook_secret: secret, secret } : {}),
       created_at: row.created_at.toISOString(),
       updated_at: row.updated_at.toISOString(),
     };

@@ -21,6 +21,7 @@ import {
   WebhookProfileResponseDto,
 } from './dto/webhook-responses.dto';
 import { PlatformProblems } from '../../common/openapi/error-responses';
+import { applyTighterRateHeaders } from '../../common/rate-limit/user-rate-limit.guard';
 
 @ApiTags('provider webhooks')
 @Controller('v1/providers')
@@ -111,8 +112,12 @@ export class WebhooksController {
   @Post('runtime/webhook')
   @HttpCode(202)
   @PlatformRoute({ scope: 'events:write', principals: ['app'] })
-  @ApiOperation({ summary: 'Inbound provider event, signed with X-Signature-256 over the raw body' })
+  @ApiOperation({
+    summary:
+      "Inbound provider event, signed with X-Signature-256 over the raw body; at most 200 / 2,000 / 20,000 events a minute per app by the app's tier (429 rate_limit_exceeded with Retry-After)",
+  })
   @ApiAcceptedResponse({ type: InboundAckDto })
+  @PlatformProblems(400, 401, 429)
   @ApiBody({
     description: 'The provider event (JSON), signed with X-Signature-256 over these exact bytes',
     schema: { type: 'object', additionalProperties: true },
@@ -121,8 +126,11 @@ export class WebhooksController {
     @Principal() principal: PlatformPrincipal,
     @Req() request: RawBodyRequest<FastifyRequest>,
     @Headers('x-signature-256') signature: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<InboundAck> {
-    return this.inbound.receive((principal as { appId: string }).appId, request.rawBody, signature);
+    return this.inbound.receive((principal as { appId: string }).appId, request.rawBody, signature, (decision) =>
+      applyTighterRateHeaders(reply, decision),
+    );
   }
 }
 

@@ -135,6 +135,7 @@ export function NewAppPage() {
     const { webhook_url, ...body } = appBody(form);
     const app = await api<App>('POST', '/v1/providers/apps', { ...body, ...(webhook_url ? { webhook_url } : {}) });
     if (app.client_secret) handOverSecret(`app:${app.id}`, app.client_secret);
+    if (app.webhook_secret) handOverSecret(`webhook:${app.id}`, app.webhook_secret);
     navigate(`/apps/${app.id}`);
   });
   return (
@@ -201,6 +202,7 @@ const GRACE_CHOICES: Array<[string, number]> = [
 export function AppDetailPage(props: { appId: string }) {
   const app = useResource(() => api<App>('GET', `/v1/providers/apps/${props.appId}`), [props.appId]);
   const [secret, setSecret] = useState(() => takeSecret(`app:${props.appId}`));
+  const [webhookSecret, setWebhookSecret] = useState(() => takeSecret(`webhook:${props.appId}`));
   const [confirming, setConfirming] = useState(false);
   const [editing, setEditing] = useState(false);
   const [grace, setGrace] = useState(0);
@@ -226,6 +228,9 @@ export function AppDetailPage(props: { appId: string }) {
               {data.name}
             </PageTitle>
             {secret && <SecretReveal label="Client secret" secret={secret} onDismiss={() => setSecret(null)} />}
+            {webhookSecret && (
+              <SecretReveal label="Webhook signing secret" secret={webhookSecret} onDismiss={() => setWebhookSecret(null)} />
+            )}
             <Section title="Credentials">
               <Facts
                 items={[
@@ -259,6 +264,7 @@ export function AppDetailPage(props: { appId: string }) {
                   onCancel={() => setEditing(false)}
                   onSaved={(saved) => {
                     app.setData(saved);
+                    if (saved.webhook_secret) setWebhookSecret(saved.webhook_secret);
                     setEditing(false);
                   }}
                 />

@@ -10,7 +10,12 @@ import { VersionRuntimeUrl1764001100000 } from './1764001100000-VersionRuntimeUr
 import { VerifiedEmails1764001200000 } from './1764001200000-VerifiedEmails';
 import { AppTokenBinding1764001300000 } from './1764001300000-AppTokenBinding';
 import { JobOutbox1764001400000 } from './1764001400000-JobOutbox';
+import { WebhookDrainIndex1764002000000 } from './1764002000000-WebhookDrainIndex';
 import { ConversationIndexes1764001500000 } from './1764001500000-ConversationIndexes';
+import { OptionalRuntimeUrl1764001800000 } from './1764001800000-OptionalRuntimeUrl';
+import { AppTiersAndDeveloperSuspension1764001900000 } from './1764001900000-AppTiersAndDeveloperSuspension';
+import { InstallUpgradesAndReauthorization1764001700000 } from './1764001700000-InstallUpgradesAndReauthorization';
+import { ConfirmationStarter1764001710000 } from './1764001710000-ConfirmationStarter';
 
 /**
  * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
@@ -30,4 +35,9 @@ export const MIGRATIONS = [
   AppTokenBinding1764001300000,
   JobOutbox1764001400000,
   ConversationIndexes1764001500000,
+  InstallUpgradesAndReauthorization1764001700000,
+  ConfirmationStarter1764001710000,
+  OptionalRuntimeUrl1764001800000,
+  AppTiersAndDeveloperSuspension1764001900000,
+  WebhookDrainIndex1764002000000,
 ];

@@ -1,15 +1,17 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ConformanceRunDto } from '../../conformance/conformance-run-responses.dto';
 import { RISK_TIERS } from '../capability-descriptor';
+import { CAPABILITY_ITEMS, CAPABILITY_MODELS } from './capability-descriptor.dto';
 
 const nullableString = { nullable: true, type: String } as const;
 const nullableTime = { nullable: true, type: String, format: 'date-time' } as const;
 const capabilities = {
   type: 'array',
-  items: { type: 'object', additionalProperties: true },
-  description: 'Capability descriptors (see /developers/schemas/package.json)',
+  items: CAPABILITY_ITEMS,
+  description: 'Capability descriptors in their stored form: full form, defaults filled in (docs/descriptor.md)',
 } as const;
 
+@ApiExtraModels(...CAPABILITY_MODELS)
 export class VersionDto {
   @ApiProperty() id: string;
   @ApiProperty() packageId: string;

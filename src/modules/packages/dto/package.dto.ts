@@ -1,10 +1,21 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsArray, IsIn, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { RISK_TIERS, type RiskTier } from '../capability-descriptor';
+import { CAPABILITY_INPUT_ITEMS, CAPABILITY_INPUT_MODELS } from './capability-descriptor.dto';
 
 const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const VERSION = /^\d+\.\d+\.\d+$/;
 
+const capabilitiesInput = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 50,
+  items: CAPABILITY_INPUT_ITEMS,
+  description:
+    'Capability descriptors, full or short form (docs/descriptor.md). Only `type` and `schema` are required; every other field has a documented default',
+} as const;
+
+@ApiExtraModels(...CAPABILITY_INPUT_MODELS)
 export class CreatePackageDto {
   @ApiProperty() @IsString() @Matches(/^app_/, { message: 'appId must be an app id' }) appId: string;
   @ApiProperty() @IsString() @Length(1, 100) name: string;
@@ -15,28 +26,30 @@ export class CreatePackageDto {
   slug: string;
   @ApiProperty() @IsString() @Length(1, 5000) description: string;
   @ApiProperty({ enum: RISK_TIERS }) @IsIn(RISK_TIERS) riskTier: RiskTier;
-  @ApiProperty({ description: 'Capability descriptors, full or short form', type: 'array', items: { type: 'object' } })
+  @ApiProperty(capabilitiesInput)
   @IsArray()
   capabilities: unknown[];
-  @ApiProperty({
+  @ApiPropertyOptional({
     description:
-      'HTTPS base URL of the provider runtime of the first version (public addresses only). Each version keeps its own; live traffic calls the published version’s',
+      'Optional default for the capabilities’ `runtimeUrl` (the spec puts the runtime URL on the capability): HTTPS base URL of the provider runtime, public addresses only. Each version keeps its own; live traffic calls the published version’s',
   })
+  @IsOptional()
   @IsString()
   @MaxLength(2000)
-  runtimeUrl: string;
+  runtimeUrl?: string;
   @ApiPropertyOptional({ default: '1.0.0' })
   @IsOptional()
   @Matches(VERSION, { message: 'version must be three dot-separated numbers' })
   version?: string;
 }
 
+@ApiExtraModels(...CAPABILITY_INPUT_MODELS)
 export class CreateVersionDto {
   @ApiProperty() @Matches(VERSION, { message: 'version must be three dot-separated numbers' }) version: string;
-  @ApiProperty({ type: 'array', items: { type: 'object' } }) @IsArray() capabilities: unknown[];
+  @ApiProperty(capabilitiesInput) @IsArray() capabilities: unknown[];
   @ApiPropertyOptional({
     description:
-      'HTTPS base URL of this version’s runtime; defaults to the newest version’s. Conformance runs of this version call it; live traffic (executions, state polling, realtime streams) moves to it only when this version is published',
+      'Default for the capabilities’ `runtimeUrl` in this version; without either, the newest version’s runtime. Conformance runs of this version call it; live traffic (executions, state polling, realtime streams) moves to it only when this version is published',
   })
   @IsOptional()
   @IsString()

@@ -48,6 +48,15 @@ export class RuntimeAppDto {
   @ApiProperty() @IsString() @MaxLength(2000) webhook_url: string;
 }
 
+export class SetAppTierDto {
+  @ApiProperty({
+    enum: ['free', 'pro', 'enterprise'],
+    description: "The app's provider tier: its platform limits, runtime timeout and response size",
+  })
+  @IsIn(['free', 'pro', 'enterprise'])
+  tier: 'free' | 'pro' | 'enterprise';
+}
+
 export class AppDto {
   @ApiProperty() id: string;
   @ApiProperty() name: string;
@@ -56,7 +65,14 @@ export class AppDto {
   @ApiProperty({ nullable: true, type: String }) webhook_url: string | null;
   @ApiProperty({ type: [String] }) scopes: string[];
   @ApiProperty() client_id: string;
+  @ApiProperty({ enum: ['free', 'pro', 'enterprise'], description: 'Provider tier (set by the operator); Free by default' })
+  tier: 'free' | 'pro' | 'enterprise';
   @ApiPropertyOptional({ description: 'Shown once, at creation and rotation' }) client_secret?: string;
+  @ApiPropertyOptional({
+    description:
+      'Signing secret of the webhook profile that setting webhook_url created (every event type, 5 s timeout); shown once, when the profile is created',
+  })
+  webhook_secret?: string;
   @ApiProperty() created_at: string;
   @ApiProperty() updated_at: string;
 }

@@ -19,6 +19,8 @@ export class ActionConfirmationDto {
   @ApiProperty() confirmationId: string;
   @ApiProperty() requestId: string;
   @ApiProperty() packageId: string;
+  @ApiProperty({ nullable: true, type: String, description: 'Name of the package, for the confirmation UI' }) packageName: string | null;
+  @ApiProperty({ enum: ['user', 'app'], description: 'Who started the action: the user, or an app acting for them' }) startedBy: string;
   @ApiProperty() installId: string;
   @ApiProperty() capability: string;
   @ApiProperty({ type: 'object', additionalProperties: true }) input: Record<string, unknown>;

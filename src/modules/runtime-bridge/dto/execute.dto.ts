@@ -24,15 +24,24 @@ export class ExecuteCapabilityDto {
   @IsOptional()
   @Matches(/^usr_/, { message: 'userId must be a user id' })
   userId?: string;
-  @ApiPropertyOptional({ description: '`state` and `history` params (history: limit, cursor, direction pass through)' })
+  @ApiPropertyOptional({
+    description:
+      '`state` and `history` params, checked against the capability `schema` before the runtime is called (400 `missing_field` or `invalid_format` naming the field, e.g. `params.account`); history: limit, cursor, direction are always allowed and pass through',
+  })
   @IsOptional()
   @IsObject()
   params?: Record<string, unknown>;
-  @ApiPropertyOptional({ description: '`action` input; executing creates a pending confirmation' })
+  @ApiPropertyOptional({
+    description:
+      '`action` input, checked against the capability `schema` (400 `missing_field` or `invalid_format` naming the field, e.g. `input.amount`); executing creates a pending confirmation',
+  })
   @IsOptional()
   @IsObject()
   input?: Record<string, unknown>;
-  @ApiPropertyOptional({ description: '`action` idempotency key (default: derived from the input)' })
+  @ApiPropertyOptional({
+    description:
+      '`action` idempotency key. Default: derived from the caller, the install, the capability and the canonical input, held for 15 minutes (the confirmation lifetime) from the first call, so a retry without a key answers the same confirmation',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(200)

@@ -16,7 +16,9 @@ export class WebhookProfileResponseDto {
   @ApiProperty({ format: 'date-time' }) secret_rotated_at: string;
   @ApiProperty(nullableTime) previous_secret_expires_at: string | null;
   @ApiProperty() secret_rotation_due: boolean;
-  @ApiPropertyOptional({ description: 'Shown on creation and rotation only' }) secret?: string;
+  @ApiPropertyOptional({ description: 'The signing secret (spec name); shown on creation and rotation only' }) webhook_secret?: string;
+  @ApiPropertyOptional({ description: 'Alias of webhook_secret, kept for existing clients; shown on creation and rotation only' })
+  secret?: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }

@@ -1,0 +1,90 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ProblemError } from '../../common/errors/problem-error';
+import { isId } from '../../common/ids';
+import { MailOutbox } from '../../infra/mail/mail-outbox';
+import { OperatorDeveloperDto } from './dto/operator.dto';
+
+interface SuspensionRow {
+  id: string;
+  company_name: string;
+  email: string;
+  status: 'active' | 'suspended';
+  suspended_at: Date | null;
+  suspension_reason: string | null;
+}
+
+const RETURNING = 'id, company_name, email, status, suspended_at, suspension_reason';
+
+const toDto = (row: SuspensionRow): OperatorDeveloperDto => ({
+  id: row.id,
+  company_name: row.company_name,
+  email: row.email,
+  status: row.status,
+  suspended_at: row.suspended_at?.toISOString() ?? null,
+  suspension_reason: row.suspension_reason,
+});
+
+/**
+ * Operator suspension of developer accounts. A suspended account's console
+ * and app tokens, its logins and its token grants all answer 403
+ * `account_suspended` (the status is read on every call, so on every
+ * instance at once); reinstating lifts it. The developer is told by mail,
+ * written in the same transaction.
+ */
+@Injectable()
+export class DeveloperSuspensions {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly mail: MailOutbox,
+  ) {}
+
+  async suspend(developerId: string, reason: string): Promise<OperatorDeveloperDto> {
+    return this.dataSource.transaction(async (manager) => {
+      const [[row]]: [SuspensionRow[], number] = isId(developerId, 'dev')
+        ? await manager.query(
+            `UPDATE developers SET status = 'suspended', suspended_at = now(), suspension_reason = $2, updated_at = now()
+              WHERE id = $1 AND status = 'active' RETURNING ${RETURNING}`,
+            [developerId, reason],
+          )
+        : [[], 0];
+      if (!row) throw await this.whyNot(developerId, 'already suspended');
+      await this.mail.enqueue(manager, {
+        to: row.email,
+        subject: 'Your developer account is suspended',
+        text: `Your developer account (${row.company_name}) is suspended: ${reason}\nIts console sessions, app tokens and token grants are refused until it is reinstated. Contact support to request reinstatement.`,
+      });
+      return toDto(row);
+    });
+  }
+
+  async reinstate(developerId: string): Promise<OperatorDeveloperDto> {
+    return this.dataSource.transaction(async (manager) => {
+      const [[row]]: [SuspensionRow[], number] = isId(developerId, 'dev')
+        ? await manager.query(
+            `UPDATE developers SET status = 'active', suspended_at = NULL, suspension_reason = NULL, updated_at = now()
+              WHERE id = $1 AND status = 'suspended' RETURNING ${RETURNING}`,
+            [developerId],
+          )
+        : [[], 0];
+      if (!row) throw await this.whyNot(developerId, 'not suspended');
+      await this.mail.enqueue(manager, {
+        to: row.email,
+        subject: 'Your developer account is reinstated',
+        text: `Your developer account (${row.company_name}) is active again; sign in to the console and request new app tokens.`,
+      });
+      return toDto(row);
+    });
+  }
+
+  /** 404 for an unknown account, 409 for one already in the asked-for state (as package suspension answers). */
+  private async whyNot(developerId: string, state: string): Promise<ProblemError> {
+    const [exists]: Array<{ id: string }> = isId(developerId, 'dev')
+      ? await this.dataSource.query(`SELECT id FROM developers WHERE id = $1`, [developerId])
+      : [];
+    return exists
+      ? new ProblemError('conflict', `Developer account ${developerId} is ${state}`)
+      : new ProblemError('not_found', `No developer account ${developerId}`);
+  }
+}
