@@ -1,9 +1,9 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
-import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { assertTestCaTrusted } from '../support/test-ca';
 import { SpawnedRole, TestEnvironment } from '../support/harness';
 import { appToken, onboardDeveloper, registerApp } from '../support/providers';
+import { subscribeWebhook } from '../support/webhook-profiles';
 import { SmtpSink } from '../support/smtp-sink';
 import { waitFor } from '../support/wait-for';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -45,11 +45,7 @@ describe('webhook delivery survives a killed worker', () => {
     const app = await registerApp(url, developer, { webhook_url: receiver.url });
     appId = app.id;
     const auth = { authorization: `Bearer ${await appToken(url, app)}` };
-    await request(url)
-      .put(`/v1/providers/apps/${appId}/webhook`)
-      .set(auth)
-      .send({ event_types: ['install.created'] })
-      .expect(201);
+    await subscribeWebhook(url, app, auth, { event_types: ['install.created'] });
   });
   afterAll(async () => {
     await env?.close();

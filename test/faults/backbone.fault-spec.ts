@@ -16,6 +16,7 @@ import { TestIdentityProvider } from '../support/identity-provider';
 import { PostgresCluster } from '../support/postgres-cluster';
 import { RedisProcess } from '../support/redis-process';
 import { appToken, onboardDeveloper, registerApp } from '../support/providers';
+import { subscribeWebhook } from '../support/webhook-profiles';
 import { SmtpSink } from '../support/smtp-sink';
 import { assertTestCaTrusted } from '../support/test-ca';
 import { LoggedInUser, login, raiseToEnterprise } from '../support/users';
@@ -83,11 +84,7 @@ async function subscribedApps(url: string, smtp: SmtpSink, receiver: WebhookRece
   for (let i = 0; i < APPS; i += 1) {
     const app = await registerApp(url, developer, { name: `Fault Hooks ${i}`, webhook_url: `${receiver.url}/${i}` });
     const auth = { authorization: `Bearer ${await appToken(url, app)}` };
-    await request(url)
-      .put(`/v1/providers/apps/${app.id}/webhook`)
-      .set(auth)
-      .send({ event_types: ['capability.invoked'] })
-      .expect(201);
+    await subscribeWebhook(url, app, auth, { event_types: ['capability.invoked'] });
     apps.push(app.id);
   }
   return apps;

@@ -7,7 +7,7 @@ import { AppsService } from '../providers/apps.service';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import { DEFAULT_DELIVERY_PAGE, DeliveryListQuery, WebhookEventType } from './dto/webhook.dto';
 import { JobOutbox } from '../../infra/queue/job-outbox';
-import { DELIVER_JOB, WebhookDeliveryQueue } from './webhook-delivery.queue';
+import { drainJobs, WebhookDeliveryQueue } from './webhook-delivery.queue';
 import { WebhookProfiles } from './webhook-profiles.service';
 import { sampleData } from './sample-events';
 
@@ -174,7 +174,11 @@ export class WebhookDeliveries {
     const original = await this.owned(principal, appId, deliveryId);
     if (original.status === 'pending')
       throw new ProblemError('conflict', `Delivery ${deliveryId} is still pending; replay it once it is delivered or failed`);
-    const row = await this.dataSource.transaction((manager) => this.replayRow(manager, original));
+    const row = await this.dataSource.transaction(async (manager) => {
+      const replayed = await this.replayRow(manager, original);
+      await this.jobs.record(manager, drainJobs([appId]));
+      return replayed;
+    });
     return toSummary(row);
   }
 
@@ -189,7 +193,7 @@ export class WebhookDeliveries {
         { eventId: newId('evt'), type, createdAt: new Date(), appId, data: sampleData(type, appId) },
         { test: true },
       );
-      await this.jobs.record(manager, deliverJob(created!));
+      await this.jobs.record(manager, drainJobs([appId]));
       return created!;
     });
     return toSummary(row);
@@ -216,11 +220,12 @@ export class WebhookDeliveries {
     );
     await this.dataSource.transaction(async (manager) => {
       for (const original of failed) await this.replayRow(manager, original);
+      if (failed.length > 0) await this.jobs.record(manager, drainJobs([appId]));
     });
     return failed.length;
   }
 
-  /** A new pending chain for the same event, and its job, in the caller's transaction. */
+  /** A new pending chain for the same event, in the caller's transaction (which also queues a drain of the endpoint). */
   private async replayRow(manager: EntityManager, original: DeliveryRow): Promise<DeliveryRow> {
     const [row]: DeliveryRow[] = await manager.query(
       `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of)
@@ -236,7 +241,6 @@ export class WebhookDeliveries {
         original.id,
       ],
     );
-    await this.jobs.record(manager, deliverJob(row));
     return row;
   }
 
@@ -248,10 +252,6 @@ export class WebhookDeliveries {
     if (!row) throw new ProblemError('not_found', `No delivery ${deliveryId} for app ${appId}`);
     return row;
   }
-}
-
-function deliverJob(row: DeliveryRow) {
-  return { ...DELIVER_JOB, id: row.id, data: { deliveryId: row.id, appId: row.app_id } };
 }
 
 function toSummary(row: DeliveryRow) {

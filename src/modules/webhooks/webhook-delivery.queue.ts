@@ -3,36 +3,48 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
+import type { OutboxJob } from '../../infra/queue/job-outbox';
 import { QUEUES } from '../../infra/queue/queues';
 
 export const WEBHOOK_JOBS = {
+  drain: 'drain',
+  /** One job per delivery, before drains replaced it: still run (as a drain of its app) when a deployment upgrades with some queued. */
   deliver: 'deliver',
   recover: 'recover',
   sweep: 'sweep',
 } as const;
 
+export interface DrainJob {
+  appId: string;
+}
 export interface DeliverJob {
   deliveryId: string;
-  /** Lets the worker take the endpoint's concurrency slot before it reads anything. */
-  appId: string;
+  appId?: string;
 }
 export interface RecoverJob {
   appId: string;
   since: string;
 }
-export type WebhookJob = DeliverJob | RecoverJob | Record<string, never>;
+export type WebhookJob = DrainJob | DeliverJob | RecoverJob | Record<string, never>;
 
 /**
- * One job per delivery for its whole attempt chain, job id = delivery id,
- * recorded in the job outbox with the delivery row. A few BullMQ attempts
- * cover a worker's transient failure (the database away mid-attempt); the
- * webhook retry schedule itself is the delivery row's `next_attempt_at`.
+ * Sends an endpoint's due deliveries (EndpointDrain). Recorded in the job
+ * outbox with the deliveries that need it, one per endpoint per transaction;
+ * a drain that finds another already running leaves it a note and ends. A few
+ * BullMQ attempts cover a worker's transient failure (the database away
+ * mid-drain); the webhook retry schedule itself is each delivery row's
+ * `next_attempt_at`, which the drain wakes up for.
  */
-export const DELIVER_JOB = {
+export const DRAIN_JOB = {
   queue: QUEUES.webhookDelivery,
-  name: WEBHOOK_JOBS.deliver,
+  name: WEBHOOK_JOBS.drain,
   opts: { attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
 } as const;
+
+/** The drain jobs for the endpoints of some new pending deliveries: one per app. */
+export function drainJobs(appIds: Iterable<string>): OutboxJob[] {
+  return [...new Set(appIds)].map((appId) => ({ ...DRAIN_JOB, data: { appId } }));
+}
 
 /** Producer of the `webhook-delivery` queue's recover and sweep jobs (deliveries go through the job outbox). */
 @Injectable()

@@ -6,7 +6,7 @@ import { DomainEvent } from '../events/domain-events';
 import { OnDomainEvents } from '../events/on-domain-event.decorator';
 import { WEBHOOK_EVENT_TYPES } from './dto/webhook.dto';
 import { envelope } from './webhook-deliveries.service';
-import { DELIVER_JOB } from './webhook-delivery.queue';
+import { DRAIN_JOB } from './webhook-delivery.queue';
 
 const DELIVERABLE = new Set<string>(WEBHOOK_EVENT_TYPES);
 
@@ -19,11 +19,12 @@ interface Subscription {
 /**
  * Turns a batch of outbox events into deliveries (worker role), set-based:
  * one query reads the profiles of every app in the batch, and one statement
- * writes every delivery row and, for the pending ones, their jobs in the job
- * outbox. All of it commits with the events being marked dispatched, so a
- * delivery exists exactly when its event was dispatched, and its job exactly
- * when the delivery is pending. A dispatch that runs again after a crash
- * writes nothing twice (unique event per app; job id = delivery id).
+ * writes every delivery row and, for each endpoint with new pending ones, its
+ * drain job in the job outbox. All of it commits with the events being marked
+ * dispatched, so a delivery exists exactly when its event was dispatched, and
+ * a drain of its endpoint is queued whenever it is pending. A dispatch that runs again after a crash writes
+ * no delivery twice (unique event per app); a second drain job finds nothing
+ * to do.
  */
 @Injectable()
 export class WebhookFanOut {
@@ -56,10 +57,17 @@ export class WebhookFanOut {
     });
     if (rows.length === 0) return;
 
+    // One drain job per endpoint that got a pending delivery in this statement.
+    const apps = [...new Set(rows.filter((r) => !r.disabled).map((r) => r.appId))];
     const jobs = outboxInsertFrom(
-      DELIVER_JOB,
-      { from: 'written', idColumn: 'id', dataSql: `jsonb_build_object('deliveryId', id, 'appId', app_id)`, where: `status = 'pending'` },
-      8,
+      DRAIN_JOB,
+      {
+        from: 'unnest($8::text[], $9::text[]) AS j(id, app_id)',
+        idColumn: 'j.id',
+        dataSql: `jsonb_build_object('appId', j.app_id)`,
+        where: `EXISTS (SELECT 1 FROM written w WHERE w.app_id = j.app_id AND w.status = 'pending')`,
+      },
+      10,
     );
     await manager.query(
       `WITH input AS (
@@ -84,6 +92,8 @@ export class WebhookFanOut {
         rows.map((r) => r.idempotencyKey),
         rows.map((r) => r.body),
         rows.map((r) => r.disabled),
+        apps.map(() => newId('job')),
+        apps,
         ...jobs.params,
       ],
     );

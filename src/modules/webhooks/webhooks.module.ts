@@ -2,7 +2,8 @@ import { Module } from '@nestjs/common';
 import { PackagesModule } from '../packages/packages.module';
 import { ProvidersModule } from '../providers/providers.module';
 import { DeliveryAttempts } from './delivery-attempts';
-import { EndpointSlots } from './endpoint-slots';
+import { EndpointDrain } from './endpoint-drain';
+import { EndpointLease } from './endpoint-lease';
 import { InboundWebhooks } from './inbound-webhooks.service';
 import { WebhookDeliveries } from './webhook-deliveries.service';
 import { WebhookDeliveryQueue } from './webhook-delivery.queue';
@@ -24,9 +25,10 @@ import { WebhookIpsController, WebhooksController } from './webhooks.controller'
     WebhookDeliveryQueue,
     InboundWebhooks,
     DeliveryAttempts,
-    EndpointSlots,
+    EndpointLease,
+    EndpointDrain,
     WebhookMaintenance,
   ],
-  exports: [WebhookProfiles, WebhookDeliveries, WebhookDeliveryQueue, DeliveryAttempts, EndpointSlots, WebhookMaintenance],
+  exports: [WebhookProfiles, WebhookDeliveries, WebhookDeliveryQueue, DeliveryAttempts, EndpointDrain, WebhookMaintenance],
 })
 export class WebhooksModule {}
