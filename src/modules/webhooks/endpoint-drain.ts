@@ -107,8 +107,8 @@ export class EndpointDrain {
 
     const sender = async (): Promise<void> => {
       for (;;) {
-        // Claim the next batch while the last few of this one are in flight.
-        if (!exhausted && ready.length <= concurrency) void claimMore().catch(() => undefined);
+        // Claim the next batch while half of this one is still to send, so the senders never wait for a claim.
+        if (!exhausted && ready.length <= claimSize / 2) void claimMore().catch(() => undefined);
         if (ready.length === 0) {
           if (exhausted && !claiming) return;
           await claimMore();
