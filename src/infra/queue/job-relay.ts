@@ -8,6 +8,7 @@ import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { PgListener } from '../database/pg-listener';
 import { BackboneMetrics } from '../metrics/backbone-metrics';
+import { ConcurrentRuns } from './concurrent-runs';
 import { JobOutbox } from './job-outbox';
 import { QueueName } from './queues';
 
@@ -35,8 +36,7 @@ const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'wai
 export class JobRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(JobRelay.name);
   private readonly listener: PgListener;
-  private readonly running = new Set<Promise<void>>();
-  private wakeAgain = 0;
+  private readonly relays: ConcurrentRuns;
   private sweepTimer: NodeJS.Timeout | null = null;
   private settleTimer: NodeJS.Timeout | null = null;
   private completed: string[] = [];
@@ -50,6 +50,11 @@ export class JobRelay implements OnApplicationBootstrap, OnApplicationShutdown {
     private readonly discovery: DiscoveryService,
     private readonly metrics: BackboneMetrics,
   ) {
+    this.relays = new ConcurrentRuns(
+      () => this.drain(),
+      () => this.config.backbone.relays,
+      (error) => this.logger.warn({ err: error }, 'job relay failed; retrying at the next wake or sweep'),
+    );
     this.listener = new PgListener(config.databaseUrl, JOB_OUTBOX_CHANNEL, () => this.wake(), this.logger);
   }
 
@@ -66,34 +71,20 @@ export class JobRelay implements OnApplicationBootstrap, OnApplicationShutdown {
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.settleTimer) clearInterval(this.settleTimer);
-    await Promise.all([...this.running]);
+    await this.relays.stop();
     await this.settle();
     await this.listener.stop();
   }
 
   /** Starts relays up to the configured number; a wake while all run makes them go round again. */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running.size >= this.config.backbone.relays) {
-      this.wakeAgain = this.config.backbone.relays;
-      return;
-    }
-    const run: Promise<void> = this.drain()
-      .catch((error: unknown) => this.logger.warn({ err: error }, 'job relay failed; retrying at the next wake or sweep'))
-      .finally(() => {
-        this.running.delete(run);
-        if (this.wakeAgain > 0) {
-          this.wakeAgain -= 1;
-          this.wake();
-        }
-      });
-    this.running.add(run);
+    this.relays.wake();
     // A full batch suggests more: let the other relays start on the next one at once.
-    if (this.running.size < this.config.backbone.relays) setImmediate(() => this.wakeIfBusy());
+    if (this.relays.hasRoom) setImmediate(() => this.wakeIfBusy());
   }
 
   private wakeIfBusy(): void {
-    if (this.running.size > 0 && this.running.size < this.config.backbone.relays) this.wake();
+    if (this.relays.active > 0 && this.relays.hasRoom) this.relays.wake();
   }
 
   private async drain(): Promise<void> {

@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { PgListener } from '../../infra/database/pg-listener';
+import { ConcurrentRuns } from '../../infra/queue/concurrent-runs';
 import { BackboneMetrics } from '../../infra/metrics/backbone-metrics';
 import { DomainEvent, EVENTS_CHANNEL } from './domain-events';
 import { DOMAIN_EVENT_SUBSCRIBER } from './on-domain-event.decorator';
@@ -43,8 +44,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
   private readonly logger = new Logger(EventDispatcher.name);
   private readonly subscribers: Subscriber[] = [];
   private readonly listener: PgListener;
-  private readonly running = new Set<Promise<void>>();
-  private wakeAgain = 0;
+  private readonly drains: ConcurrentRuns;
   private sweepTimer: NodeJS.Timeout | null = null;
   private retryTimer: { at: number; timer: NodeJS.Timeout } | null = null;
   private stopped = false;
@@ -57,6 +57,11 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     private readonly reflector: Reflector,
     private readonly metrics: BackboneMetrics,
   ) {
+    this.drains = new ConcurrentRuns(
+      () => this.drain(),
+      () => this.config.backbone.eventDrains,
+      (error) => this.logger.error({ err: error }, 'event dispatch failed'),
+    );
     this.listener = new PgListener(config.databaseUrl, EVENTS_CHANNEL, (payload) => this.onNotification(payload), this.logger);
   }
 
@@ -72,28 +77,13 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer.timer);
-    await Promise.all([...this.running]);
+    await this.drains.stop();
     await this.listener.stop();
   }
 
   /** Starts drains up to `EVENT_DRAINS`; a wake while all run makes them go round again. */
   wake(): void {
-    if (this.stopped) return;
-    const drains = this.config.backbone.eventDrains;
-    if (this.running.size >= drains) {
-      this.wakeAgain = drains;
-      return;
-    }
-    const run: Promise<void> = this.drain()
-      .catch((error: unknown) => this.logger.error({ err: error }, 'event dispatch failed'))
-      .finally(() => {
-        this.running.delete(run);
-        if (this.wakeAgain > 0) {
-          this.wakeAgain -= 1;
-          this.wake();
-        }
-      });
-    this.running.add(run);
+    this.drains.wake();
   }
 
   /** Wakes when a failed event becomes due again (the earliest one wins). */
@@ -129,7 +119,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
         if (nextDueInMs !== null) this.wakeAt(Date.now() + Math.max(0, nextDueInMs));
         return;
       }
-      if (this.running.size < this.config.backbone.eventDrains) this.wake();
+      if (this.drains.hasRoom) this.wake();
     }
   }
 
