@@ -8,7 +8,6 @@ import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-ru
 import { appToken, onboardDeveloper, publishPackage, publishVersion, registerApp } from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
 import { login, LoggedInUser, raiseToEnterprise } from '../support/users';
-import { waitFor } from '../support/wait-for';
 
 type Capability = Record<string, unknown> & { name: string; type: string; description: string };
 
@@ -39,15 +38,12 @@ describe('installs: upgrades, app-started confirmations and re-authorization', (
   const installsOf = async (user: LoggedInUser) => (await request(url).get('/v1/installs').set(user.auth).expect(200)).body.installs;
   const installOf = async (user: LoggedInUser) =>
     (await installsOf(user)).find((i: { package_id: string }) => i.package_id === packageId) as Record<string, unknown>;
-  /** The frame goes out as the change commits: a read at that instant may still see the state before it. */
-  const installSettles = (user: LoggedInUser, expected: Record<string, unknown>) =>
-    waitFor(
-      async () => {
-        const install = await installOf(user);
-        return Object.entries(expected).every(([k, v]) => JSON.stringify(install[k]) === JSON.stringify(v)) && install;
-      },
-      { what: `the install to show ${JSON.stringify(expected)}` },
-    );
+  /** Read at once when the frame arrives: the frame goes out only after the change has committed. */
+  const installSettles = async (user: LoggedInUser, expected: Record<string, unknown>) => {
+    const install = await installOf(user);
+    expect(install).toMatchObject(expected);
+    return install;
+  };
   const execute = (capability: string, body: Record<string, unknown>, auth: { authorization: string }) =>
     request(url).post(`/v1/providers/packages/${packageId}/capabilities/${capability}/execute`).set(auth).send(body);
   const newVersion = async (version: string, caps: Capability[]) => {
