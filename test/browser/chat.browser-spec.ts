@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { BrowserContext, Browser, Page } from 'playwright-core';
 import request from 'supertest';
-import { launchBrowser, newPage } from '../support/browser';
+import { launchBrowser, newPage, seriousAxeViolations } from '../support/browser';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
@@ -20,25 +19,6 @@ interface SignedIn {
   token: string;
   auth: { authorization: string };
   body: { token: string; expires_at: string; user: { id: string; name: string | null; email: string | null } };
-}
-
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-
-/** Serious and critical axe-core findings on the page as it is now (rules of WCAG 2.0–2.2 A/AA and axe's best practices). */
-async function axeViolations(page: Page): Promise<Array<{ id: string; impact: string; nodes: string[] }>> {
-  // Evaluated through the DevTools protocol, so the page's CSP (script-src 'self') does not apply to the test's script.
-  if (!(await page.evaluate<boolean>('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate<{ passes: number; violations: Array<{ id: string; impact: string; nodes: string[] }> }>(
-    `axe.run(document).then((result) => ({
-      passes: result.passes.length,
-      violations: result.violations
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ') + ' ' + n.failureSummary) })),
-    }))`,
-  );
-  // A run that checked nothing would pass for the wrong reason.
-  expect(result.passes).toBeGreaterThan(5);
-  return result.violations;
 }
 
 /** Relative luminance contrast of two `rgb(…)` colours. */
@@ -437,7 +417,7 @@ describe('consumer app: chat as people use it', () => {
     const check = async (page: Page, path: string, ready: () => Promise<unknown>) => {
       await page.goto(path);
       await ready();
-      const found = await axeViolations(page);
+      const found = await seriousAxeViolations(page);
       if (found.length > 0) findings[path] = found;
     };
     const h1 = (page: Page) => () => page.getByRole('heading', { level: 1 }).first().waitFor();
@@ -471,7 +451,7 @@ describe('consumer app: chat as people use it', () => {
     await page.goto('/app/soul');
     await page.getByRole('button', { name: 'Delete soul record…' }).click();
     await page.getByRole('dialog').waitFor();
-    const dialogFindings = await axeViolations(page);
+    const dialogFindings = await seriousAxeViolations(page);
     if (dialogFindings.length > 0) findings['/app/soul (dialog)'] = dialogFindings;
 
     // /console signed out.

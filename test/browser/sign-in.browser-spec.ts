@@ -1,21 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { ConfigError, loadConfig } from '../../src/config/app-config';
-import { launchBrowser, screenshot } from '../support/browser';
+import { launchBrowser, screenshot, seriousAxeViolations } from '../support/browser';
 import { TestEnvironment } from '../support/harness';
-
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-
-/** Serious and critical axe-core findings on the page as it is now. */
-async function axeViolations(page: Page): Promise<Array<{ id: string; impact: string; nodes: string[] }>> {
-  // Evaluated through the DevTools protocol, so the page's CSP does not apply to the test's script.
-  if (!(await page.evaluate<boolean>('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
-  return page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((result) =>
-    result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ') + ' ' + n.failureSummary) })))`);
-}
 
 /**
  * Signing in to /app as a person does (issue 23): the development identity
@@ -75,14 +62,14 @@ describe('consumer app sign-in', () => {
     await page.getByText('First, sign in.').waitFor();
     await page.getByRole('button', { name: 'Sign in with a test user' }).waitFor();
     expect(await page.getByLabel('Identity provider token').count()).toBe(0);
-    expect(await axeViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await screenshot(page, 'app-sign-in');
 
     await page.getByRole('button', { name: 'Sign in with a test user' }).click();
     await page.getByRole('heading', { level: 1, name: 'Development sign-in' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/dev-idp/sign-in');
     await page.getByText('No test users yet').waitFor();
-    expect(await axeViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.getByLabel('Name').fill('Alice Example');
     await page.getByLabel('Email').fill('Alice@Example.com');
     await screenshot(page, 'dev-idp-sign-in');
@@ -237,7 +224,7 @@ describe('consumer app sign-in', () => {
     await page.goto('/app/');
     await page.getByRole('button', { name: 'Continue with Google' }).waitFor();
     await page.getByRole('button', { name: 'Email me a sign-in link' }).waitFor();
-    expect(await axeViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     // Google cannot be reached from this machine: nothing is clicked, and the Firebase chunk has not been fetched.
     expect(scripts.some((path) => path.includes('firebase'))).toBe(false);
   });

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { TestEnvironment } from '../support/harness';
-import { ProviderRuntime } from '../support/provider-runtime';
+import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
 import { appToken, onboardDeveloper, publishPackage, registerApp } from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
 import { login, LoggedInUser } from '../support/users';
@@ -16,6 +16,13 @@ const envelope = (code: string, message: string, retryable: boolean, retryAfter?
   error: { code, message, retryable, ...(retryAfter !== undefined ? { retryAfter } : {}) },
 });
 const described = (type: string, description: string, extra: Record<string, unknown> = {}) => ({ type, description, ...extra });
+
+/** A descriptor of the shared good package without the fields the spec does not have. */
+function specOnly(capability: unknown): unknown {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- dropped on purpose
+  const { responseSchema, examples, ...rest } = capability as Record<string, unknown>;
+  return rest;
+}
 
 /**
  * A package written with the spec's descriptor fields only: no `responseSchema`,
@@ -38,23 +45,7 @@ function specOnlyCapabilities(): unknown[] {
       },
       surfaceGuidance: { intent: 'ambient_context', placement: ['home_widgets'], preferredComponents: ['stat_row'] },
     },
-    {
-      type: 'action',
-      name: 'transfer',
-      description: 'Sends money from the checking account to another account after the user confirms it.',
-      schema: {
-        type: 'object',
-        properties: {
-          toAccount: described('string', 'IBAN of the receiving account.', { minLength: 15, maxLength: 34 }),
-          amount: described('number', 'Amount to send.', { minimum: 0.01, maximum: 10000 }),
-          currency: described('string', 'ISO 4217 currency code of the amount.', { enum: ['EUR', 'USD'] }),
-          reference: described('string', 'Text shown to the receiver.', { maxLength: 140 }),
-        },
-        required: ['toAccount', 'amount', 'currency'],
-        additionalProperties: false,
-      },
-      surfaceGuidance: { intent: 'actionable_insight', placement: ['service_context'], preferredComponents: ['action_row'] },
-    },
+    specOnly(goodPackageCapabilities().find((c) => (c as { name: string }).name === 'transfer')),
     {
       type: 'history',
       name: 'transactions',
