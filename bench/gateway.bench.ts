@@ -1,13 +1,23 @@
 import request from 'supertest';
 import WebSocket from 'ws';
-import { TestEnvironment } from '../test/support/harness';
+import { existsSync, mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../test/support/free-port';
+import { SpawnedRole, TestEnvironment } from '../test/support/harness';
+import { waitFor as poll } from '../test/support/wait-for';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { CpuShare, measureCpu, ProcessGroup } from './support/process-cpu';
+import { formatProfile, PROFILES_DIR, summariseProfile, writeSummary } from './support/profile';
 import { TestIdentityProvider } from '../test/support/identity-provider';
 import { LoggedInUser, login } from '../test/support/users';
 import { percentile, writeResult } from './support/results';
 
 /**
  * Gateway throughput and latency: CLIENTS sockets split over two api
- * instances (sender on A, its partner on B, so every message crosses
+ * instances, each its own operating-system process running `dist/main.js` as
+ * operators run it, beside a worker process (sender on A, its partner on B, so every message crosses
  * instances: A's fast path publishes it to Redis, B delivers it; a worker
  * runs too, publishing the durable copy a second later). Each sender sends
  * MESSAGES `message.send` frames; latency is `message.send` written →
@@ -15,10 +25,13 @@ import { percentile, writeResult } from './support/results';
  * `pong` over the same sockets (transport and frame handling only, no
  * database or worker). Each client count in BENCH_CLIENTS is one phase.
  *   npm run bench:gateway   (BENCH_CLIENTS, default "1000,5000"; BENCH_MESSAGES_PER_SENDER, default 5)
+ * Needs `npm run build` first (`npm run bench` does it). BENCH_PROFILE=1 writes
+ * CPU profiles of both api processes to bench/results/profiles/.
  */
 const LEVELS = (process.env.BENCH_CLIENTS ?? '1000,5000').split(',').map(Number);
 const MESSAGES = Number(process.env.BENCH_MESSAGES_PER_SENDER ?? 5);
 const CONCURRENCY = 25;
+const PROFILE = Boolean(process.env.BENCH_PROFILE);
 
 interface Socket {
   ws: WebSocket;
@@ -80,14 +93,76 @@ function summary(latencies: number[], seconds: number) {
   };
 }
 
+/**
+ * The processes whose CPU time the bench accounts for: the service's roles,
+ * this process (the clients and the identity provider), the PostgreSQL
+ * backends serving the bench's database, and Redis.
+ */
+async function processGroups(env: TestEnvironment, roles: Array<{ name: string; pid?: number }>): Promise<ProcessGroup[]> {
+  const databaseUrl = env.env.DATABASE_URL;
+  const database = new URL(databaseUrl).pathname.slice(1);
+  const backends = async () => {
+    const client = new Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+        [database],
+      );
+      return rows.map((r) => r.pid);
+    } finally {
+      await client.end();
+    }
+  };
+  const redis = new Redis(env.env.REDIS_URL);
+  const info = await redis.info('server').finally(() => redis.disconnect());
+  const redisPid = Number(/process_id:(\d+)/.exec(info)?.[1]);
+  return [
+    ...roles.map(({ name, pid }) => ({ name, pids: () => (pid ? [pid] : []) })),
+    { name: 'bench clients and identity provider (this process)', pids: () => [process.pid] },
+    { name: 'PostgreSQL (backends of the bench database)', pids: backends },
+    { name: 'Redis', pids: () => (Number.isFinite(redisPid) ? [redisPid] : []) },
+  ];
+}
+
 describe('gateway benchmark', () => {
   it(`${LEVELS.join(' and ')} clients over two instances`, async () => {
     const idp = await TestIdentityProvider.start();
     const env = await TestEnvironment.create(idp.env);
+    const roles: Array<{ role: SpawnedRole; name: string }> = [];
     try {
-      const a = await env.startApi();
-      const b = await env.startApi();
-      await env.startWorker();
+      if (PROFILE) mkdirSync(PROFILES_DIR, { recursive: true });
+      const profileArgs = (name: string) =>
+        PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, `--cpu-prof-name=gateway-${name}.cpuprofile`, '--cpu-prof-interval=500'] : [];
+      /** Starts a role as its own process and waits until its health check answers. */
+      const spawn = async (entry: 'main' | 'worker', name: string): Promise<{ role: SpawnedRole; url: string }> => {
+        const port = await freePort();
+        const role = env.spawnRole(
+          entry,
+          entry === 'main'
+            ? { APP_ROLE: 'api', PORT: String(port), LOG_LEVEL: 'warn' }
+            : { LOG_LEVEL: 'warn', WORKER_HEALTH_PORT: String(port) },
+          profileArgs(name),
+        );
+        roles.push({ role, name });
+        const url = `http://127.0.0.1:${port}`;
+        await poll(
+          async () => {
+            if (role.child.exitCode !== null) throw new Error(`${name} exited:\n${role.output.slice(-3000)}`);
+            const res = await fetch(`${url}/health/ready`).catch(() => null);
+            return res?.status === 200 ? true : undefined;
+          },
+          { what: `${name} ready`, timeoutMs: 60_000, intervalMs: 100 },
+        );
+        return { role, url };
+      };
+      const [a, b] = [await spawn('main', 'api-a'), await spawn('main', 'api-b')];
+      const worker = await spawn('worker', 'worker');
+      const cpuGroups = await processGroups(env, [
+        { name: 'api A (senders)', pid: a.role.child.pid },
+        { name: 'api B (recipients)', pid: b.role.child.pid },
+        { name: 'worker', pid: worker.role.child.pid },
+      ]);
       const maxPairs = Math.floor(Math.max(...LEVELS) / 2);
       const began = Date.now();
       const progress = (what: string) => console.info(`gateway bench: ${what} after ${Math.round((Date.now() - began) / 1000)} s`);
@@ -110,6 +185,7 @@ describe('gateway benchmark', () => {
         baseline: ReturnType<typeof summary>;
         messaging: ReturnType<typeof summary>;
         retries: number;
+        cpu: CpuShare[];
       }> = [];
       for (const level of LEVELS) {
         const pairs = Math.floor(level / 2);
@@ -131,8 +207,8 @@ describe('gateway benchmark', () => {
 
         started = performance.now();
         let retries = 0;
-        const latencies = (
-          await Promise.all(
+        const measured = await measureCpu(cpuGroups, async () =>
+          Promise.all(
             senders.map(async (sender, i) => {
               const own: number[] = [];
               for (let m = 0; m < MESSAGES; m++) {
@@ -160,18 +236,33 @@ describe('gateway benchmark', () => {
               }
               return own;
             }),
-          )
-        ).flat();
+          ),
+          (perSender) => perSender.flat().length,
+        );
+        const latencies = measured.result.flat();
         const messaging = summary(latencies, (performance.now() - started) / 1000);
         expect(messaging.count).toBe(pairs * MESSAGES);
         for (const socket of [...senders, ...receivers]) socket.ws.terminate();
-        phases.push({ clients: pairs * 2, baseline, messaging, retries });
+        phases.push({ clients: pairs * 2, baseline, messaging, retries, cpu: measured.shares });
         progress(`${pairs * MESSAGES} messages delivered to ${pairs} recipients`);
         // Let the sockets' cleanup and the durable copies finish before the next phase.
         await new Promise((r) => setTimeout(r, 3_000));
       }
 
       console.log(JSON.stringify(phases, null, 2));
+      const notes: string[] = [];
+      if (PROFILE) {
+        // A CPU profile is written when the process exits of itself: SIGTERM, then wait.
+        for (const { role, name } of roles) {
+          role.child.kill('SIGTERM');
+          await Promise.race([role.exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
+          const file = join(PROFILES_DIR, `gateway-${name}.cpuprofile`);
+          if (!existsSync(file)) continue;
+          const summary = summariseProfile(file);
+          writeSummary(`gateway-${name}`, summary);
+          notes.push(formatProfile(`CPU profile of the ${name} process over the whole run`, summary));
+        }
+      }
       const rows = phases.flatMap(({ clients, baseline, messaging, retries }) => [
         { target: `ping → pong (baseline), ${clients} clients`, ...baseline, ratio: 1 },
         {
@@ -194,7 +285,13 @@ describe('gateway benchmark', () => {
             columns: ['target', 'count', 'per second', 'p50 ms', 'p99 ms', 'max ms', 'p99 ratio'],
             rows: rows.map((r) => [r.target, r.count, r.per_second, r.p50_ms, r.p99_ms, r.max_ms, r.ratio]),
           },
+          ...phases.map(({ clients, cpu }) => ({
+            caption: `Where the cores went while ${clients} clients sent messages: CPU time of each process (user + system, from /proc) over the messaging phase, per message delivered and as a share of one core. The machine has ${availableParallelism()} cores.`,
+            columns: ['process', 'CPU s', 'CPU ms per message', '% of one core'],
+            rows: cpu.map((c) => [c.name, c.cpuSeconds, c.msPerUnit, c.corePct]),
+          })),
         ],
+        notes,
         targets: [
           {
             target: `gateway p99 < 50 ms with 1,000 clients on two instances`,
