@@ -1,0 +1,55 @@
+import { DataSource, EntityManager } from 'typeorm';
+
+/**
+ * Where a repository method runs its statements: a transaction's manager
+ * (`dataSource.transaction(async (tx) => repo.insert(tx, …))`) or, when
+ * omitted, the data source's own manager (one statement, its own transaction).
+ */
+export type Tx = EntityManager;
+
+/**
+ * The small base of every `*.repository.ts` (as novu's `libs/dal` gives each
+ * collection's repository one base): the only place that calls TypeORM's
+ * `query()`. Repositories own their tables' SQL, their row types and the
+ * mapping to the domain shape; services, guards, caches and processors ask
+ * them and never write SQL. A repository that changes rows inside a caller's
+ * transaction takes the caller's `Tx` as its first argument.
+ */
+export abstract class SqlRepository {
+  protected constructor(protected readonly dataSource: DataSource) {}
+
+  /** The caller's transaction, or the data source's manager. */
+  protected db(tx?: Tx): EntityManager {
+    return tx ?? this.dataSource.manager;
+  }
+
+  /** Rows of a SELECT, or of a write whose result is a SELECT over `RETURNING` (a CTE). */
+  protected rows<Row>(sql: string, params: unknown[] = [], tx?: Tx): Promise<Row[]> {
+    return this.db(tx).query<Row[]>(sql, params);
+  }
+
+  /** The first row, or null. */
+  protected async first<Row>(sql: string, params: unknown[] = [], tx?: Tx): Promise<Row | null> {
+    const rows = await this.rows<Row>(sql, params, tx);
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Rows of a bare `UPDATE`/`DELETE … RETURNING`, and how many rows changed.
+   * TypeORM's postgres driver answers such a statement with `[rows, count]`
+   * instead of the rows; this undoes that in one place.
+   */
+  protected async changed<Row = never>(sql: string, params: unknown[] = [], tx?: Tx): Promise<{ rows: Row[]; count: number }> {
+    const result: unknown = await this.db(tx).query(sql, params);
+    if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
+      return { rows: result[0] as Row[], count: result[1] };
+    }
+    const rows = Array.isArray(result) ? (result as Row[]) : [];
+    return { rows, count: rows.length };
+  }
+
+  /** A statement whose answer does not matter (DDL, an INSERT without RETURNING). */
+  protected async execute(sql: string, params: unknown[] = [], tx?: Tx): Promise<void> {
+    await this.db(tx).query(sql, params);
+  }
+}
