@@ -29,6 +29,17 @@ module.exports = {
       slowTestThreshold: 15,
     },
     {
+      // Service-level tests (as immich's test/medium): an area's real Nest module and repositories on a
+      // database cloned from the migrated template, driven by test/support/factories.ts; no HTTP.
+      displayName: 'medium',
+      ...common,
+      testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.ts'],
+      slowTestThreshold: 10,
+    },
+    {
       // Property-based fuzz of every OpenAPI operation with real credentials (issue 22); seeded, FUZZ_SEED overrides.
       displayName: 'fuzz',
       ...common,

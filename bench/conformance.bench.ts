@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { ConformanceRunner } from '../src/modules/conformance/conformance-runner';
-import { normaliseCapabilities } from '../src/modules/packages/descriptor-normalizer';
+import { normaliseCapabilities } from '../src/modules/descriptors/descriptor-normalizer';
 import { TestEnvironment } from '../test/support/harness';
 import { goodPackageCapabilities, ProviderRuntime } from '../test/support/provider-runtime';
 import { appToken, onboardDeveloper, registerApp } from '../test/support/providers';

@@ -3,42 +3,40 @@ import { DiscoveryModule } from '@nestjs/core';
 import { SHARED_AREAS } from './areas';
 import { AppConfig } from './config/app-config';
 import { CoreModule } from './core.module';
-import { MailProcessor } from './infra/mail/mail.processor';
+import { MAIL_PROCESSORS } from './infra/mail/mail.worker';
 import { JobRelay } from './infra/queue/job-relay';
 import { QUEUE_NAMES } from './infra/queue/queues';
 import { EventDispatcher } from './modules/events/event-dispatcher';
 import { AGENTS_PROCESSORS } from './modules/agents/agents.worker';
-import { ConformanceProcessor } from './modules/conformance/conformance.processor';
-import { MessageFanout } from './modules/gateway/message-fanout.subscriber';
-import { PendingActionFanout } from './modules/gateway/action-fanout.subscriber';
+import { CONFORMANCE_PROCESSORS } from './modules/conformance/conformance.worker';
+import { GATEWAY_SUBSCRIBERS } from './modules/gateway/gateway.worker';
 import { MARKETPLACE_SUBSCRIBERS } from './modules/marketplace/marketplace.worker';
+import { PRIVACY_PROCESSORS } from './modules/privacy/privacy.worker';
 import {
   RUNTIME_BRIDGE_PROCESSORS,
   RUNTIME_BRIDGE_SUBSCRIBERS,
   RUNTIME_BRIDGE_SUPERVISORS,
 } from './modules/runtime-bridge/runtime-bridge.worker';
-import { PRIVACY_PROCESSORS } from './modules/privacy/privacy.worker';
-import { SystemProcessor } from './modules/system/system.processor';
+import { SYSTEM_PROCESSORS } from './modules/system/system.worker';
 import { WEBHOOK_PROCESSORS, WEBHOOK_SUBSCRIBERS } from './modules/webhooks/webhooks.worker';
+
+/*
+ * What only the worker role runs comes from each area's `<area>.worker.ts` lists (and infra/mail's), never from
+ * an area module's own providers: so the api role, which imports the same area modules, registers none of them.
+ */
 
 /** Every BullMQ consumer. Only the worker role registers them. */
 const PROCESSORS: Type[] = [
-  SystemProcessor,
-  MailProcessor,
-  ConformanceProcessor,
+  ...SYSTEM_PROCESSORS,
+  ...MAIL_PROCESSORS,
+  ...CONFORMANCE_PROCESSORS,
   ...PRIVACY_PROCESSORS,
   ...AGENTS_PROCESSORS,
   ...RUNTIME_BRIDGE_PROCESSORS,
   ...WEBHOOK_PROCESSORS,
 ];
 /** Domain event subscribers that only the worker runs. */
-const SUBSCRIBERS: Type[] = [
-  MessageFanout,
-  PendingActionFanout,
-  ...WEBHOOK_SUBSCRIBERS,
-  ...RUNTIME_BRIDGE_SUBSCRIBERS,
-  ...MARKETPLACE_SUBSCRIBERS,
-];
+const SUBSCRIBERS: Type[] = [...GATEWAY_SUBSCRIBERS, ...WEBHOOK_SUBSCRIBERS, ...RUNTIME_BRIDGE_SUBSCRIBERS, ...MARKETPLACE_SUBSCRIBERS];
 /** Long-running services of the worker role (realtime stream supervision). */
 const SUPERVISORS: Type[] = [...RUNTIME_BRIDGE_SUPERVISORS];
 /** Area modules whose services the processors and subscribers use (areas.ts). Their controllers are ignored: no HTTP here. */

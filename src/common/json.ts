@@ -1,4 +1,4 @@
-import canonicalize from 'canonicalize';
+import { canonicalize } from 'json-canonicalize';
 
 /** A plain JSON object (not null, not an array). */
 export const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -7,7 +7,7 @@ export const isObject = (value: unknown): value is Record<string, unknown> =>
 /**
  * The JSON Canonicalization Scheme (RFC 8785): sorted keys, no whitespace,
  * ECMAScript number forms, so the same value always hashes the same
- * (idempotency request hashes, derived action keys). Properties whose value is
+ * (derived action keys, confirmation input hashes). Properties whose value is
  * `undefined` are left out, as `JSON.stringify` leaves them out.
  */
 export function canonicalJson(value: unknown): string {

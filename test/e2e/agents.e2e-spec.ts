@@ -6,6 +6,7 @@ import { AgentActionsPersonalData } from '../../src/modules/agents/agent-actions
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { QUEUES } from '../../src/infra/queue/queues';
+import { factories } from '../support/factories';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { TestLlmServer } from '../support/llm-server';
@@ -210,7 +211,7 @@ describe('agent actions (POST /v1/agents/execute, GET /v1/agents/actions/:id)', 
     it('writes with neutral defaults when the user has deleted their soul', async () => {
       const user = await newUser(url, idp);
       await setTraits(url, user, { formality: 0.95, humour: 'playful' });
-      await db.query(`DELETE FROM souls WHERE user_id = $1`, [user.id]);
+      await factories(db).deleteSoulOutsideService(user.id);
       const res = await execute(url, user, { action: 'draft_email', params: DRAFT }).expect(200);
       expect(res.body.result.draft).toMatch(/^Hello Jane Doe,/);
       expect(res.body.result.draft).not.toContain('P.S.');
@@ -275,16 +276,8 @@ describe('agent actions (POST /v1/agents/execute, GET /v1/agents/actions/:id)', 
 
     it('runs an action whose job was recorded but never relayed (Redis refused it at the time): the relay moves it', async () => {
       const user = await newUser(url, idp);
-      const id = newId('act');
-      await db.query(`INSERT INTO agent_actions (id, user_id, action, params, status) VALUES ($1, $2, 'draft_email', $3, 'queued')`, [
-        id,
-        user.id,
-        JSON.stringify(DRAFT),
-      ]);
-      await db.query(
-        `INSERT INTO job_outbox (id, queue, name, data) VALUES ($1, 'agents', 'run-action', jsonb_build_object('actionId', $1::text))`,
-        [id],
-      );
+      const { id } = await factories(db).agentAction(user.id, { action: 'draft_email', params: DRAFT });
+      await factories(db).outboxJob({ id, queue: 'agents', name: 'run-action', data: { actionId: id } });
       const done = await settled(url, db, user, id);
       expect(done).toMatchObject({ status: 'completed', result: { source: 'composer' } });
     });
@@ -387,17 +380,9 @@ describe('agent actions (POST /v1/agents/execute, GET /v1/agents/actions/:id)', 
 
       it('fails the action with a readable error when the contact is deleted before it runs', async () => {
         const gone = (await request(url).post('/v1/contacts').set(ada.auth).send({ name: 'Soon Gone' }).expect(201)).body.id;
-        const id = newId('act');
-        await db.query(`INSERT INTO agent_actions (id, user_id, action, params, status) VALUES ($1, $2, 'suggest_reply', $3, 'queued')`, [
-          id,
-          ada.id,
-          JSON.stringify({ contact_id: gone }),
-        ]);
+        const { id } = await factories(db).agentAction(ada.id, { action: 'suggest_reply', params: { contact_id: gone } });
         await request(url).delete(`/v1/contacts/${gone}`).set(ada.auth).expect(204);
-        await db.query(
-          `INSERT INTO job_outbox (id, queue, name, data) VALUES ($1, 'agents', 'run-action', jsonb_build_object('actionId', $1::text))`,
-          [id],
-        );
+        await factories(db).outboxJob({ id, queue: 'agents', name: 'run-action', data: { actionId: id } });
         const failed = await settled(url, db, ada, id);
         expect(failed).toMatchObject({
           status: 'failed',

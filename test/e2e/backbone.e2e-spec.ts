@@ -7,7 +7,6 @@ import Redis from 'ioredis';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { SecretBox } from '../../src/common/crypto/secret-box';
-import { newId } from '../../src/common/ids';
 import { MAIL_JOB, MailOutbox } from '../../src/infra/mail/mail-outbox';
 import { JobOutbox } from '../../src/infra/queue/job-outbox';
 import { bullPrefix } from '../../src/infra/queue/queue.module';
@@ -20,6 +19,7 @@ import { DURABLE_COPY_DELAY_MS } from '../../src/modules/messages/message-create
 import { WEBHOOK_EVENT_TYPES } from '../../src/modules/webhooks/dto/webhook.dto';
 import { WebhookFanOut } from '../../src/modules/webhooks/webhook-fan-out';
 import { GatewayClient } from '../support/gateway-client';
+import { factories } from '../support/factories';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { appToken, onboardDeveloper, registerApp } from '../support/providers';
@@ -67,13 +67,7 @@ describe('event backbone', () => {
 
     /** A mail row committed without a job, so that only a job recorded for it elsewhere could send it. */
     async function mailWithoutJob(to: string): Promise<string> {
-      const id = newId('task');
-      await dataSource.query(`INSERT INTO mail_outbox (id, recipient, subject, body_encrypted) VALUES ($1, $2, 'hello', $3)`, [
-        id,
-        to,
-        secretBox.seal('body'),
-      ]);
-      return id;
+      return (await factories(dataSource).mailWithoutJob({ to, subject: 'hello', bodyEncrypted: secretBox.seal('body') })).id;
     }
 
     async function mailRows(ids: string[]): Promise<Map<string, { status: string; attempts: number }>> {

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { ConformanceModule } from '../../src/modules/conformance/conformance.module';
 import { ConformanceInput, ConformanceRunner } from '../../src/modules/conformance/conformance-runner';
 import { ConformanceReport, DIMENSIONS, submissionFault } from '../../src/modules/conformance/conformance-report';
-import { normaliseCapabilities } from '../../src/modules/packages/descriptor-normalizer';
+import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
 import { TestEnvironment } from '../support/harness';
 import { goodPackageCapabilities, LEAKED_AWS_KEY_ID, ProviderRuntime, RecordedRequest } from '../support/provider-runtime';
 import { appToken, onboardDeveloper, OnboardedDeveloper, RegisteredApp, registerApp } from '../support/providers';

@@ -8,6 +8,7 @@ import { ContactsPersonalData, GroupsPersonalData } from '../../src/modules/cont
 import { ContactsService } from '../../src/modules/contacts/contacts.service';
 import { MessagesPersonalData } from '../../src/modules/messages/messages.personal-data';
 import { MessagesService } from '../../src/modules/messages/messages.service';
+import { factories } from '../support/factories';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { LoggedInUser, login, raiseToEnterprise } from '../support/users';
@@ -278,7 +279,7 @@ describe('contacts, groups and messages (user API)', () => {
       const old = await addContact(user, { name: 'Old Friend' });
       await send(user, old.id).expect(201);
       // Pretend that message was sent 30 days ago: the weight 1 has decayed to e^-1.
-      await dataSource.query(`UPDATE contacts SET weight_at = weight_at - interval '30 days' WHERE id = $1`, [old.id]);
+      await factories(dataSource).ageContactInteractions(old.id, '30 days');
       let res = await request(url).get(`/v1/contacts/${old.id}`).set(user.auth).expect(200);
       expect(res.body.relationship_score).toBe(7.1);
       // A new message adds 1 to the decayed weight: e^-1 + 1.
@@ -290,7 +291,7 @@ describe('contacts, groups and messages (user API)', () => {
       res = await request(url).get(`/v1/contacts/${old.id}`).set(user.auth).expect(200);
       expect(res.body.relationship_score).toBeGreaterThan(99);
       expect(res.body.relationship_score).toBeLessThanOrEqual(100);
-      await dataSource.query(`UPDATE contacts SET weight_at = weight_at - interval '100 years' WHERE id = $1`, [old.id]);
+      await factories(dataSource).ageContactInteractions(old.id, '100 years');
       res = await request(url).get(`/v1/contacts/${old.id}`).set(user.auth).expect(200);
       expect(res.body.relationship_score).toBe(0);
       await send(user, old.id).expect(201);
@@ -729,7 +730,7 @@ describe('contacts, groups and messages (user API)', () => {
       const contact = await addContact(user, { name: 'Same time' });
       const ids: string[] = [];
       for (let i = 0; i < 4; i += 1) ids.push((await send(user, contact.id, `m${i}`).expect(201)).body.id);
-      await dataSource.query(`UPDATE messages SET created_at = '2030-01-01T00:00:00.123456Z' WHERE id = ANY($1)`, [ids]);
+      await factories(dataSource).messagesCreatedAt(ids, '2030-01-01T00:00:00.123456Z');
       const seen: string[] = [];
       let cursor: string | null = null;
       do {

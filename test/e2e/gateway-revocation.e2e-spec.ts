@@ -2,8 +2,9 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
-import { AccessTokens } from '../../src/modules/auth/access-tokens';
+import { AccessTokens } from '../../src/modules/access/access-tokens';
 import { GatewayClient } from '../support/gateway-client';
+import { factories } from '../support/factories';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { LoggedInUser, login, raiseToEnterprise } from '../support/users';
@@ -131,7 +132,7 @@ describe('gateway sockets end with their session (attack: a logged-out token kee
     const onA = await ready(apiA.url, alice.token);
     const onB = await ready(apiB.url, alice.token);
 
-    await dataSource.query(`DELETE FROM users WHERE id = $1`, [alice.id]);
+    await factories(dataSource).deleteUserOutsideService(alice.id);
 
     expect(await onA.closed()).toEqual({ code: 4403, reason: 'user deleted' });
     expect(await onB.closed()).toEqual({ code: 4403, reason: 'user deleted' });

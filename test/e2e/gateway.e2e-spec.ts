@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
-import { AccessTokens } from '../../src/modules/auth/access-tokens';
+import { AccessTokens } from '../../src/modules/access/access-tokens';
 import { GatewayClient } from '../support/gateway-client';
 import { MessagesService } from '../../src/modules/messages/messages.service';
 import { TestEnvironment } from '../support/harness';

@@ -3,8 +3,9 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { SESSION_CHECK_TTL_MS, SessionCache } from '../../src/modules/auth/session-cache';
+import { SESSION_CHECK_TTL_MS, SessionCache } from '../../src/modules/access/session-cache';
 import { IDP_PROJECT, TestIdentityProvider } from '../support/identity-provider';
+import { factories } from '../support/factories';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { LoggedInUser, login } from '../support/users';
 import { waitFor } from '../support/wait-for';
@@ -137,7 +138,7 @@ describe('identity: login, access tokens, profile', () => {
 
     it('refuse a token of a deleted user', async () => {
       const user = await login(url, idp, { sub: 'uid-deleted' });
-      await dataSource.query(`DELETE FROM users WHERE id = $1`, [user.id]);
+      await factories(dataSource).deleteUserOutsideService(user.id);
       await request(url).get('/v1/me').set(user.auth).expect(401);
     });
   });
@@ -177,7 +178,7 @@ describe('identity: login, access tokens, profile', () => {
 
     it('refuses a token of a user deleted outside the service on every instance within moments', async () => {
       const user = await seenByBoth('uid-cached-deleted');
-      await dataSource.query(`DELETE FROM users WHERE id = $1`, [user.id]);
+      await factories(dataSource).deleteUserOutsideService(user.id);
       await refusedOn(url, user);
       await refusedOn(other.url, user);
     });

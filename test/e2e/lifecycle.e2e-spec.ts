@@ -2,6 +2,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { RetentionService } from '../../src/modules/system/retention.service';
+import { factories } from '../support/factories';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
@@ -374,7 +375,7 @@ describe('package lifecycle: conformance, submission, review, publication, marke
     const pkg = await createPackage('data_only', readOnlyCapabilities());
     await submit(pkg).expect(200);
     await publish(pkg).expect(200);
-    await dataSource.query(`UPDATE packages SET last_activity_at = now() - interval '181 days' WHERE id = $1`, [pkg.id]);
+    await factories(dataSource).idlePackage(pkg.id, '181 days');
     const counts = await retention.purgeExpired();
     expect(counts.packagesSuspendedForInactivity).toBeGreaterThanOrEqual(1);
     const [event] = await eventsOf('package.suspended', pkg.id);

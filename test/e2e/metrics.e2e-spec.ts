@@ -10,6 +10,7 @@ import { DataSource } from 'typeorm';
 import { BackboneMetrics } from '../../src/infra/metrics/backbone-metrics';
 import { QUEUE_NAMES } from '../../src/infra/queue/queues';
 import { startHealthServer } from '../../src/worker';
+import { factories } from '../support/factories';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 
 const METRICS_TOKEN = 'metrics-token-for-tests-only';
@@ -98,15 +99,10 @@ describe('GET /metrics (Prometheus)', () => {
     expect(valueOf(before, 'service_job_outbox_unrelayed')).toBe(0);
     expect(valueOf(before, 'service_job_outbox_oldest_unrelayed_age_seconds')).toBe(0);
 
-    await dataSource.query(
-      `INSERT INTO job_outbox (id, queue, name, data, created_at) VALUES ('job_metrics_waiting', 'system', 'probe', '{}', now() - interval '3 seconds')`,
-    );
-    await dataSource.query(
-      `INSERT INTO job_outbox (id, queue, name, data, relayed_at) VALUES ('job_metrics_relayed', 'system', 'probe', '{}', now())`,
-    );
-    await dataSource.query(
-      `INSERT INTO events (id, type, payload, created_at, available_at) VALUES ('evt_metrics_waiting', 'metrics.probe', '{}', now() - interval '5 seconds', now() - interval '5 seconds')`,
-    );
+    const make = factories(dataSource);
+    await make.outboxJob({ id: 'job_metrics_waiting', queue: 'system', name: 'probe', createdAgo: '3 seconds' });
+    await make.outboxJob({ id: 'job_metrics_relayed', queue: 'system', name: 'probe', relayedAgo: '0 seconds' });
+    await make.event({ id: 'evt_metrics_waiting', type: 'metrics.probe', createdAgo: '5 seconds' });
 
     const after = await scrape();
     expect(valueOf(after, 'service_job_outbox_unrelayed')).toBe(1);
@@ -116,8 +112,8 @@ describe('GET /metrics (Prometheus)', () => {
     expect(valueOf(after, 'service_events_oldest_undispatched_age_seconds')).toBeGreaterThanOrEqual(5);
     expect(valueOf(after, 'service_webhook_deliveries_pending')).toBe(0);
 
-    await dataSource.query(`DELETE FROM job_outbox WHERE id IN ('job_metrics_waiting', 'job_metrics_relayed')`);
-    await dataSource.query(`DELETE FROM events WHERE id = 'evt_metrics_waiting'`);
+    await make.removeJobs(['job_metrics_waiting', 'job_metrics_relayed']);
+    await make.removeEvents(['evt_metrics_waiting']);
     expect(valueOf(await scrape(), 'service_job_outbox_unrelayed')).toBe(0);
   });
 

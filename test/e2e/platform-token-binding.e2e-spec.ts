@@ -3,6 +3,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { decodeJwt } from 'jose';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { factories } from '../support/factories';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
@@ -205,7 +206,7 @@ describe('platform tokens act only within what stands behind them now', () => {
       const fresh = bearer(await appToken(urlA, { ...rolling, client_secret: rotated.body.client_secret }));
       for (const token of [before, during, fresh]) await request(urlB).get(`/v1/providers/apps/${rolling.id}`).set(token).expect(200);
       // The grace ends (moved into the past rather than waited for).
-      await dataSource.query(`UPDATE apps SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`, [rolling.id]);
+      await factories(dataSource).endPreviousSecretGrace(rolling.id);
       for (const token of [before, during]) await request(urlB).get(`/v1/providers/apps/${rolling.id}`).set(token).expect(401);
       await request(urlB).get(`/v1/providers/apps/${rolling.id}`).set(fresh).expect(200);
     });

@@ -9,7 +9,8 @@ import { QUEUES } from '../../src/infra/queue/queues';
 import { ExportsProcessor } from '../../src/modules/privacy/exports.processor';
 import { BuildExportJob, BuildExportResult, EXPORT_JOBS } from '../../src/modules/privacy/exports.queue';
 import { ExportsService } from '../../src/modules/privacy/exports.service';
-import { PersonalDataSection, PersonalDataSource } from '../../src/modules/privacy/personal-data';
+import { PersonalDataSection, PersonalDataSource } from '../../src/common/personal-data';
+import { factories } from '../support/factories';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { TestEnvironment } from '../support/harness';
 import { login, LoggedInUser } from '../support/users';
@@ -99,7 +100,7 @@ describe('privacy: soul export and deletion', () => {
   /** Logs in on the pro tier: polling for an export would exhaust the free tier's 60 requests a minute. */
   async function signIn(sub: string, name = sub, email = `${sub}@example.com`): Promise<LoggedInUser> {
     const user = await login(url, idp, { sub, name, email });
-    await dataSource.query(`UPDATE users SET tier = 'pro' WHERE id = $1`, [user.id]);
+    await factories(dataSource).tier(user.id, 'pro');
     return user;
   }
 
@@ -122,14 +123,8 @@ describe('privacy: soul export and deletion', () => {
       )
     )[0];
   /** A pending export row without a job. */
-  const insertPendingExport = async (userId: string, createdAgo = '0 seconds', format = 'json') => {
-    const id = newId('exp');
-    await dataSource.query(
-      `INSERT INTO exports (id, user_id, format, created_at, expires_at) VALUES ($1, $2, $3, now() - $4::interval, now() + interval '1 day')`,
-      [id, userId, format, createdAgo],
-    );
-    return id;
-  };
+  const insertPendingExport = async (userId: string, createdAgo = '0 seconds') =>
+    (await factories(dataSource).pendingExport(userId, { createdAgo })).id;
 
   describe('POST /v1/soul/export', () => {
     it.each([['pdf'], [''], [7], [['json']]])('refuses format %j with 400 BAD_REQUEST naming the allowed values', async (format) => {
@@ -265,7 +260,7 @@ describe('privacy: soul export and deletion', () => {
       const res = await requestExport(owner).expect(202);
       const id: string = res.body.id;
       await waitUntilReady(owner, id);
-      await dataSource.query(`UPDATE exports SET expires_at = now() - interval '1 minute' WHERE id = $1`, [id]);
+      await factories(dataSource).expireExport(id, '1 minute');
       const gone = await getExport(owner, id).expect(410);
       expect(gone.body.error).toMatchObject({ code: 'GONE', status: 410 });
       expect(gone.body.error.message).toContain('POST /v1/soul/export');
@@ -275,7 +270,7 @@ describe('privacy: soul export and deletion', () => {
       expect(await exportRow(id)).toMatchObject({ status: 'ready', content: null });
       await getExport(owner, id).expect(410);
 
-      await dataSource.query(`UPDATE exports SET expires_at = now() - interval '8 days' WHERE id = $1`, [id]);
+      await factories(dataSource).expireExport(id, '8 days');
       expect((await exportsService.purgeExpired()).exportsPurged).toBeGreaterThanOrEqual(1);
       expect(await exportRow(id)).toBeUndefined();
       await getExport(owner, id).expect(404);
@@ -283,10 +278,7 @@ describe('privacy: soul export and deletion', () => {
 
     it('builds a pending export whose job was recorded but never relayed (Redis refused it at the time): the relay moves it', async () => {
       const lost = await insertPendingExport(owner.id, '2 minutes');
-      await dataSource.query(
-        `INSERT INTO job_outbox (id, queue, name, data) VALUES ($1, 'exports', 'build-export', jsonb_build_object('exportId', $1::text))`,
-        [lost],
-      );
+      await factories(dataSource).outboxJob({ id: lost, queue: 'exports', name: 'build-export', data: { exportId: lost } });
       await waitUntilReady(owner, lost);
       await waitFor(async () => (await dataSource.query(`SELECT 1 FROM job_outbox WHERE id = $1`, [lost])).length === 0, {
         what: 'the finished job to leave the outbox',

@@ -4,6 +4,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { OAuthTokens } from '../../src/modules/providers/oauth-tokens.service';
+import { factories } from '../support/factories';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { appToken, DEVELOPER_PASSWORD, onboardDeveloper, registerApp } from '../support/providers';
 import { SmtpSink, verificationToken } from '../support/smtp-sink';
@@ -172,10 +173,7 @@ describe('provider platform: accounts, verification, login, apps, OAuth tokens',
         .send({ company_name: 'E', email: 'expired@example.com', password: DEVELOPER_PASSWORD })
         .expect(202);
       const token = verificationToken(await smtp.mailTo('expired@example.com'));
-      await dataSource.query(
-        `UPDATE email_verifications SET created_at = now() - interval '25 hours', expires_at = now() - interval '1 hour'
-          WHERE developer_id = (SELECT id FROM developers WHERE email = 'expired@example.com')`,
-      );
+      await factories(dataSource).expireEmailVerification('expired@example.com');
       const res = await request(url).post('/v1/providers/account/verify').send({ token }).expect(400);
       expect(res.body.detail).toMatch(/expired/);
     });
@@ -398,9 +396,12 @@ describe('provider platform: accounts, verification, login, apps, OAuth tokens',
     it('rotates refresh tokens and revokes the family when an old one is reused', async () => {
       const developer = await onboardDeveloper(url, smtp, 'refresh@example.com');
       const app = await registerApp(url, developer);
-      const [{ user_id }] = await dataSource.query(
-        `INSERT INTO users (id, idp_subject, name, email) VALUES ('usr_refreshUser00000000000', 'uid-refresh', 'R', 'r@example.com') RETURNING id AS user_id`,
-      );
+      const { id: user_id } = await factories(dataSource).user({
+        id: 'usr_refreshUser00000000000',
+        idpSubject: 'uid-refresh',
+        name: 'R',
+        email: 'r@example.com',
+      });
       const grant = await dataSource.transaction((manager) =>
         oauth.issueDelegated(
           manager,

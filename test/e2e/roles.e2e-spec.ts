@@ -4,8 +4,8 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { newId } from '../../src/common/ids';
 import { QUEUES } from '../../src/infra/queue/queues';
+import { factories } from '../support/factories';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { waitFor } from '../support/wait-for';
 
@@ -27,14 +27,8 @@ describe('api and worker roles', () => {
     const queue = app.get<Queue>(getQueueToken(QUEUES.system));
 
     // Expired rows for the purge job to remove, and a recent one it must keep.
-    const old = newId('evt');
-    const recent = newId('evt');
-    await dataSource.query(
-      `INSERT INTO events (id, type, payload, created_at, dispatched_at) VALUES
-         ($1, 'probe.old', '{}', now() - interval '30 days', now() - interval '30 days'),
-         ($2, 'probe.recent', '{}', now(), now())`,
-      [old, recent],
-    );
+    const { id: old } = await factories(dataSource).event({ type: 'probe.old', createdAgo: '30 days', dispatchedAgo: '30 days' });
+    const { id: recent } = await factories(dataSource).event({ type: 'probe.recent', dispatchedAgo: '0 seconds' });
 
     const res = await request(url).post('/v1/operator/system/purge').set('authorization', `Bearer ${OPERATOR_TOKEN}`).expect(202);
     const jobId: string = res.body.job_id;

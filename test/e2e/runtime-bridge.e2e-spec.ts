@@ -4,6 +4,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import Redis from 'ioredis';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { factories } from '../support/factories';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
@@ -422,20 +423,14 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
 
   it('maps a runtime whose certificate no trusted CA signed to 502 runtime_unavailable', async () => {
     const untrusted = await ProviderRuntime.start({ certificate: 'untrusted', capabilities: bridgeCapabilities() });
-    await dataSource.query(
-      `UPDATE package_versions SET runtime_url = $2 WHERE id = (SELECT published_version_id FROM packages WHERE id = $1)`,
-      [packageId, untrusted.url],
-    );
+    await factories(dataSource).publishedRuntimeUrl(packageId, untrusted.url);
     try {
       await clearCache();
       const res = await balance().expect(502);
       expect(res.body.type).toBe(problemType('runtime_unavailable'));
       expect(untrusted.requests).toHaveLength(0); // the TLS handshake failed before any request
     } finally {
-      await dataSource.query(
-        `UPDATE package_versions SET runtime_url = $2 WHERE id = (SELECT published_version_id FROM packages WHERE id = $1)`,
-        [packageId, runtime.url],
-      );
+      await factories(dataSource).publishedRuntimeUrl(packageId, runtime.url);
       await untrusted.close();
     }
   });

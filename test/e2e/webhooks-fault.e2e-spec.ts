@@ -1,6 +1,7 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { assertTestCaTrusted } from '../support/test-ca';
+import { factories } from '../support/factories';
 import { SpawnedRole, TestEnvironment } from '../support/harness';
 import { appToken, onboardDeveloper, registerApp } from '../support/providers';
 import { subscribeWebhook } from '../support/webhook-profiles';
@@ -55,15 +56,8 @@ describe('webhook delivery survives a killed worker', () => {
 
   it('delivers every one of 500 events at least once and accounts for each in the log', async () => {
     // 500 committed domain events, as other areas record them (one transaction, one wake-up).
-    const ids: Array<{ id: string }> = await dataSource.query(
-      `INSERT INTO events (id, type, payload)
-       SELECT 'evt_fault' || lpad(i::text, 13, '0'), 'install.created',
-              jsonb_build_object('app_id', $1::text, 'data', jsonb_build_object('install_id', 'inst_' || i, 'user_id', 'usr_x', 'package_id', 'pkg_x', 'version', '1.0.0', 'scopes_granted', '[]'::jsonb))
-         FROM generate_series(1, $2::int) AS i
-       RETURNING id`,
-      [appId, EVENTS],
-    );
-    await dataSource.query(`NOTIFY domain_events`);
+    const ids = (await factories(dataSource).installCreatedEvents(appId, EVENTS)).map((id) => ({ id }));
+    await factories(dataSource).wakeEventDispatchers();
 
     const seen = () => new Set(receiver.received.map((r) => r.body.id as string));
     await waitFor(() => seen().size >= 100, { what: '100 deliveries before the crash', timeoutMs: 60_000 });

@@ -1,6 +1,7 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { factories } from '../support/factories';
 import { TestEnvironment } from '../support/harness';
 import { appToken, onboardDeveloper, registerApp } from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
@@ -52,7 +53,7 @@ describe('webhooks upkeep: rotation reminders and disabling a failing endpoint',
     const fresh = await request(url).get(hook()).set(auth).expect(200);
     expect(fresh.body.secret_rotation_due).toBe(false);
 
-    await dataSource.query(`UPDATE webhook_profiles SET secret_rotated_at = now() - interval '91 days' WHERE app_id = $1`, [appId]);
+    await factories(dataSource).webhookSecretRotated(appId, '91 days');
     const reminder = await waitFor(() => mailsTo(email, /rotate your webhook signing secret/i)[0], { what: 'the rotation reminder' });
     expect(reminder.text).toContain(appId);
     expect(reminder.text).toContain('90 days');
@@ -61,7 +62,7 @@ describe('webhooks upkeep: rotation reminders and disabling a failing endpoint',
 
     // A later sweep (witnessed by another app's reminder) does not repeat the first one.
     const witness = await appWithProfile('rotate-witness@example.com');
-    await dataSource.query(`UPDATE webhook_profiles SET secret_rotated_at = now() - interval '91 days' WHERE app_id = $1`, [witness.appId]);
+    await factories(dataSource).webhookSecretRotated(witness.appId, '91 days');
     await waitFor(() => mailsTo('rotate-witness@example.com', /rotate your webhook signing secret/i)[0], {
       what: "the witness app's reminder",
     });
@@ -90,13 +91,13 @@ describe('webhooks upkeep: rotation reminders and disabling a failing endpoint',
         { what: 'the failure streak to start' },
       );
       // Failing for four days is not enough.
-      await dataSource.query(`UPDATE webhook_profiles SET failing_since = now() - interval '4 days' WHERE app_id = $1`, [appId]);
+      await factories(dataSource).webhookFailingSince(appId, '4 days');
       const second = await request(url).post(hook('/test')).set(auth).send({ type: 'install.created' }).expect(202);
       await waitFor(() => receiver.of(second.body.event_id)[0], { what: 'a failed attempt of the second event' });
       expect((await request(url).get(hook()).set(auth).expect(200)).body.enabled).toBe(true);
 
       // Past five days, the next failure disables the endpoint.
-      await dataSource.query(`UPDATE webhook_profiles SET failing_since = now() - interval '5 days 1 minute' WHERE app_id = $1`, [appId]);
+      await factories(dataSource).webhookFailingSince(appId, '5 days 1 minute');
       await request(url).post(hook('/test')).set(auth).send({ type: 'install.created' }).expect(202);
       const disabled = await waitFor(
         async () => {

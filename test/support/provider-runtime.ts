@@ -2,9 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, Server } from 'node:https';
 import { AddressInfo } from 'node:net';
-import { CapabilityDescriptor } from '../../src/modules/packages/capability-descriptor';
-import { normaliseCapabilities } from '../../src/modules/packages/descriptor-normalizer';
-import { validatorFor } from '../../src/modules/packages/schema-checker';
+import { CapabilityDescriptor } from '../../src/modules/descriptors/capability-descriptor';
+import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
+import { validatorFor } from '../../src/modules/descriptors/schema-checker';
 import { testCertificate, TlsMaterial } from './test-ca';
 
 export type RuntimeBehaviour =

@@ -1,5 +1,5 @@
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
-import { ACCESS_TOKEN_AUDIENCE, AccessTokens, InvalidAccessToken } from '../../src/modules/auth/access-tokens';
+import { ACCESS_TOKEN_AUDIENCE, AccessTokens, InvalidAccessToken } from '../../src/modules/access/access-tokens';
 import { fakeClock, ISSUER, signingKeys, TestKey, testKey, tokenConfig } from './signing-keys.fixture';
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);

@@ -1,6 +1,6 @@
 import { ProblemError } from '../../src/common/errors/problem-error';
-import { CapabilityDescriptor } from '../../src/modules/packages/capability-descriptor';
-import { normaliseCapabilities } from '../../src/modules/packages/descriptor-normalizer';
+import { CapabilityDescriptor } from '../../src/modules/descriptors/capability-descriptor';
+import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
 import { CapabilitySchemas } from '../../src/modules/runtime-bridge/capability-schemas';
 
 const guidance = { intent: 'actionable_insight', placement: ['service_context'], preferredComponents: ['action_row'] };

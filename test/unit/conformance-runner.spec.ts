@@ -18,9 +18,9 @@ import { findCredentials } from '../../src/modules/conformance/credential-scan';
 import { envelopeProblems } from '../../src/modules/conformance/runtime-answers';
 import { RuntimeClient, SseParser } from '../../src/modules/conformance/runtime-client';
 import { alteredInput, invalidParamsFor, sampleFor } from '../../src/modules/conformance/sample-values';
-import { CapabilityDescriptor } from '../../src/modules/packages/capability-descriptor';
-import { normaliseCapabilities } from '../../src/modules/packages/descriptor-normalizer';
-import { validatorFor } from '../../src/modules/packages/schema-checker';
+import { CapabilityDescriptor } from '../../src/modules/descriptors/capability-descriptor';
+import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
+import { validatorFor } from '../../src/modules/descriptors/schema-checker';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
 
 const good = () => normaliseCapabilities(goodPackageCapabilities());

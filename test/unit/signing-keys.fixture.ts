@@ -1,7 +1,7 @@
 import { createPublicKey, KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, KeyLike } from 'jose';
 import type { AppConfig } from '../../src/config/app-config';
-import type { SigningKeys } from '../../src/modules/auth/signing-keys.service';
+import type { SigningKeys } from '../../src/modules/access/signing-keys.service';
 
 export const ISSUER = 'https://service.test';
 

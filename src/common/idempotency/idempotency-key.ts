@@ -9,7 +9,13 @@ export function assertIdempotencyKey(key: string): void {
   if (!KEY_SHAPE.test(key)) throw new ApiError('BAD_REQUEST', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
 }
 
-/** JSON with object keys sorted, so `{a,b}` and `{b,a}` hash the same. */
+/**
+ * JSON with object keys sorted, so `{a,b}` and `{b,a}` hash the same. Not the
+ * RFC 8785 `canonicalJson` of common/json.ts on purpose: that one leaves out a
+ * property whose value is `undefined` and writes a Date through `toJSON`, where
+ * this writes `null` and `{}` (test/unit/idempotency-key.spec.ts pins both), so
+ * switching would change the hash of request bodies already stored with their keys.
+ */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {

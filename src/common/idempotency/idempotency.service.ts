@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import type { Tx } from '../../infra/database/sql-repository';
 import { ApiError } from '../errors/api-error';
 import { assertIdempotencyKey, requestHash as hashOf } from './idempotency-key';
+import { IdempotencyKeysRepository } from './idempotency-keys.repository';
 
 export interface StoredResponse {
   status: number;
   body: unknown;
 }
-
-const KEY_LIFETIME = '24 hours';
 
 /**
  * `Idempotency-Key` handling as Stripe does it. The key row is inserted in the
@@ -22,7 +22,11 @@ const KEY_LIFETIME = '24 hours';
  */
 @Injectable()
 export class Idempotency {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    // Nest injects the module's repository; the unit tests build the service from a data source alone.
+    private readonly keys: IdempotencyKeysRepository = new IdempotencyKeysRepository(dataSource),
+  ) {}
 
   async run(
     ownerId: string,
@@ -36,38 +40,30 @@ export class Idempotency {
     const requestHash = hashOf(request);
 
     return this.dataSource.transaction(async (manager) => {
-      const claimed: unknown[] = await manager.query(
-        `INSERT INTO idempotency_keys (owner_id, scope, key, request_hash, response_status, response_body, expires_at)
-         VALUES ($1, $2, $3, $4, 0, 'null', now() + interval '${KEY_LIFETIME}')
-         ON CONFLICT (owner_id, scope, key) DO UPDATE
-           SET request_hash = EXCLUDED.request_hash, response_status = 0, response_body = 'null',
-               created_at = now(), expires_at = EXCLUDED.expires_at
-           WHERE idempotency_keys.expires_at < now()
-         RETURNING key`,
-        [ownerId, scope, key, requestHash],
-      );
-      if (claimed.length === 0) {
-        const [first]: Array<{ request_hash: string; response_status: number; response_body: unknown }> = await manager.query(
-          `SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE owner_id = $1 AND scope = $2 AND key = $3`,
-          [ownerId, scope, key],
-        );
-        if (first.request_hash !== requestHash) {
+      const claimed = await this.keys.claim(manager, { ownerId, scope, key, requestHash });
+      if (!claimed) {
+        const first = (await this.keys.find(manager, ownerId, scope, key))!;
+        if (first.requestHash !== requestHash) {
           throw new ApiError('BAD_REQUEST', 'This Idempotency-Key was already used with a different request body; use a new key');
         }
-        return { status: first.response_status, body: first.response_body, replayed: true };
+        return { status: first.responseStatus, body: first.responseBody, replayed: true };
       }
       const response = await work(manager);
-      await manager.query(
-        `UPDATE idempotency_keys SET response_status = $4, response_body = $5 WHERE owner_id = $1 AND scope = $2 AND key = $3`,
-        [ownerId, scope, key, response.status, JSON.stringify(response.body)],
-      );
+      await this.keys.storeResponse(manager, ownerId, scope, key, response);
       return { ...response, replayed: false };
     });
   }
 
+  /**
+   * Forgets an owner's keys of one scope in the caller's transaction, so a
+   * replay cannot answer with what the change removes (an erased soul's exports).
+   */
+  forgetScope(tx: Tx, ownerId: string, scope: string): Promise<void> {
+    return this.keys.deleteScope(tx, ownerId, scope);
+  }
+
   /** Drops expired keys (called by the retention job). */
-  async purgeExpired(): Promise<number> {
-    const [, count]: [unknown, number] = await this.dataSource.query(`DELETE FROM idempotency_keys WHERE expires_at < now()`);
-    return count;
+  purgeExpired(): Promise<number> {
+    return this.keys.purgeExpired();
   }
 }

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectEntityManager } from '@nestjs/typeorm';
 import { EntityManager } from 'typeorm';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { newId } from '../../common/ids';
 import { JobOutbox } from '../queue/job-outbox';
 import { QUEUES } from '../queue/queues';
+import { MailOutboxRepository } from './mail-outbox.repository';
 
 export interface OutgoingMail {
   to: string;
@@ -27,26 +27,18 @@ export class MailOutbox {
   constructor(
     private readonly secretBox: SecretBox,
     private readonly jobs: JobOutbox,
-    @InjectEntityManager() private readonly manager: EntityManager,
+    private readonly mails: MailOutboxRepository,
   ) {}
 
   async enqueue(manager: EntityManager, mail: OutgoingMail): Promise<string> {
     const id = newId('task');
-    await manager.query(`INSERT INTO mail_outbox (id, recipient, subject, body_encrypted) VALUES ($1, $2, $3, $4)`, [
-      id,
-      mail.to,
-      mail.subject,
-      this.secretBox.seal(mail.text),
-    ]);
+    await this.mails.insert(manager, { id, recipient: mail.to, subject: mail.subject, bodyEncrypted: this.secretBox.seal(mail.text) });
     await this.jobs.record(manager, { queue: QUEUES.mail, name: MAIL_JOB.name, data: { mailId: id }, id, opts: MAIL_JOB.opts });
     return id;
   }
 
   /** Drops delivered or logged mail after 30 days (retention job). */
-  async purgeDelivered(): Promise<number> {
-    const [, count]: [unknown, number] = await this.manager.query(
-      `DELETE FROM mail_outbox WHERE status IN ('sent', 'logged', 'failed') AND created_at < now() - interval '30 days'`,
-    );
-    return count;
+  purgeDelivered(): Promise<number> {
+    return this.mails.purgeDelivered();
   }
 }

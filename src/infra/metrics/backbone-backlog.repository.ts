@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { SqlRepository } from '../database/sql-repository';
 
 /** What the outboxes and the delivery log hold right now, as `GET /metrics` reports it. */
 export interface BackboneBacklog {
@@ -26,11 +27,13 @@ export const BACKLOG_COUNT_CAP = 100_000;
  * webhooks code; this reads their sizes only (no rows, no writes), in one statement served by their partial indexes.
  */
 @Injectable()
-export class BackboneBacklogRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+export class BackboneBacklogRepository extends SqlRepository {
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    super(dataSource);
+  }
 
   async read(): Promise<BackboneBacklog> {
-    const rows: Array<Record<keyof BackboneBacklog, string | number | null>> = await this.dataSource.query(
+    const rows = await this.rows<Record<keyof BackboneBacklog, string | number | null>>(
       `WITH pending_events AS (SELECT created_at FROM events WHERE dispatched_at IS NULL LIMIT $1)
        SELECT
          (SELECT count(*) FROM pending_events)::int AS "eventsUndispatched",

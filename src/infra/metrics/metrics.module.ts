@@ -14,6 +14,6 @@ import { QueueDepths } from './queue-depths';
 @Module({
   controllers: [MetricsController],
   providers: [BackboneMetrics, BackboneBacklogRepository, QueueDepths, MetricsTokenGuard],
-  exports: [BackboneMetrics],
+  exports: [BackboneMetrics, BackboneBacklogRepository],
 })
 export class MetricsModule {}

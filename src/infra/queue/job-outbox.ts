@@ -5,7 +5,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { JobsOptions, Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../../common/ids';
+import { JobOutboxRepository, OutboxRow } from './job-outbox.repository';
 import { QueueName } from './queues';
+
+export { outboxInsertFrom } from './job-outbox.repository';
 
 /** Background work recorded with the change that needs it. */
 export interface OutboxJob {
@@ -25,14 +28,6 @@ export interface OutboxJob {
 /** How long a request waits for Redis to take a job it relays itself. */
 const RELAY_NOW_TIMEOUT_MS = 1_500;
 
-interface OutboxRow {
-  id: string;
-  queue: QueueName;
-  name: string;
-  data: Record<string, unknown>;
-  opts: JobsOptions;
-}
-
 /**
  * The transactional job outbox (docs/decisions.md, "Event backbone"). A job
  * is recorded in the transaction of the change that needs it, so it exists if
@@ -51,6 +46,7 @@ export class JobOutbox {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly outbox: JobOutboxRepository,
     private readonly moduleRef: ModuleRef,
   ) {}
 
@@ -60,17 +56,9 @@ export class JobOutbox {
     if (list.length === 0) return [];
     if (!manager.queryRunner?.isTransactionActive) throw new Error('JobOutbox.record must be called inside a transaction');
     const ids = list.map((job) => job.id ?? newId('job'));
-    await manager.query(
-      `INSERT INTO job_outbox (id, queue, name, data, opts)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[])
-       ON CONFLICT (id) DO NOTHING`,
-      [
-        ids,
-        list.map((job) => job.queue),
-        list.map((job) => job.name),
-        list.map((job) => JSON.stringify(job.data)),
-        list.map((job) => JSON.stringify(job.opts ?? {})),
-      ],
+    await this.outbox.insertMany(
+      manager,
+      list.map((job, i) => ({ id: ids[i], queue: job.queue, name: job.name, data: job.data, opts: job.opts ?? {} })),
     );
     return ids;
   }
@@ -87,10 +75,7 @@ export class JobOutbox {
     if (ids.length === 0) return;
     let timer: NodeJS.Timeout | undefined;
     try {
-      const rows: OutboxRow[] = await this.dataSource.query(
-        `SELECT id, queue, name, data, opts FROM job_outbox WHERE id = ANY($1) AND relayed_at IS NULL`,
-        [ids],
-      );
+      const rows = await this.outbox.findUnrelayed(ids);
       if (rows.length === 0) return;
       const adding = this.add(rows);
       adding.catch(() => undefined);
@@ -100,10 +85,7 @@ export class JobOutbox {
           (_, reject) => (timer = setTimeout(() => reject(new Error('Redis did not take the job in time')), RELAY_NOW_TIMEOUT_MS)),
         ),
       ]);
-      await this.dataSource.query(
-        `UPDATE job_outbox SET relayed_at = now(), checked_at = now() WHERE id = ANY($1) AND relayed_at IS NULL`,
-        [rows.map((r) => r.id)],
-      );
+      await this.outbox.markRelayedUnlessRelayed(rows.map((r) => r.id));
     } catch (error) {
       this.logger.warn({ err: error, ids }, 'immediate relay failed; the relay will move these jobs');
     } finally {
@@ -119,17 +101,11 @@ export class JobOutbox {
    */
   async relay(limit: number, ids?: string[]): Promise<OutboxRow[]> {
     return this.dataSource.transaction(async (manager) => {
-      const rows: OutboxRow[] = await manager.query(
-        `SELECT id, queue, name, data, opts FROM job_outbox
-          WHERE relayed_at IS NULL ${ids ? 'AND id = ANY($2)' : ''}
-          ORDER BY created_at
-          LIMIT $1
-          FOR UPDATE SKIP LOCKED`,
-        ids ? [limit, ids] : [limit],
-      );
+      const rows = await this.outbox.claimUnrelayed(manager, limit, ids);
       if (rows.length === 0) return rows;
       await this.add(rows);
-      await manager.query(`UPDATE job_outbox SET relayed_at = now(), checked_at = now() WHERE id = ANY($1)`, [rows.map((r) => r.id)]);
+      const relayed = rows.map((r) => r.id);
+      await this.outbox.markRelayed(manager, relayed);
       return rows;
     });
   }
@@ -153,24 +129,4 @@ export class JobOutbox {
     }
     return queue;
   }
-}
-
-/**
- * The SQL that records one job per row of `source` (a CTE or table name of
- * the caller's statement), for set-based producers that write their rows and
- * their jobs in one statement (webhook fan-out). `idColumn` becomes the job
- * id; `dataSql` builds the job data from the row. Parameters start at `$<first>`.
- */
-export function outboxInsertFrom(
-  job: { queue: QueueName; name: string; opts?: OutboxJob['opts'] },
-  source: { from: string; idColumn: string; dataSql: string; where?: string },
-  first: number,
-): { sql: string; params: unknown[] } {
-  return {
-    sql: `INSERT INTO job_outbox (id, queue, name, data, opts)
-          SELECT ${source.idColumn}, $${first}, $${first + 1}, ${source.dataSql}, $${first + 2}::jsonb
-            FROM ${source.from} ${source.where ? `WHERE ${source.where}` : ''}
-          ON CONFLICT (id) DO NOTHING`,
-    params: [job.queue, job.name, JSON.stringify(job.opts ?? {})],
-  };
 }

@@ -2,7 +2,7 @@ import { WorkerHost } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Job, JobsOptions, Worker } from 'bullmq';
+import { Job, Worker } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
@@ -10,7 +10,7 @@ import { PgListener } from '../database/pg-listener';
 import { BackboneMetrics } from '../metrics/backbone-metrics';
 import { ConcurrentRuns } from './concurrent-runs';
 import { JobOutbox } from './job-outbox';
-import { QueueName } from './queues';
+import { JobOutboxRepository } from './job-outbox.repository';
 
 /** PostgreSQL channel the job_outbox trigger notifies on commit (migration JobOutbox1764001400000). */
 export const JOB_OUTBOX_CHANNEL = 'job_outbox';
@@ -47,6 +47,7 @@ export class JobRelay implements OnApplicationBootstrap, OnApplicationShutdown {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly outbox: JobOutbox,
+    private readonly outboxRows: JobOutboxRepository,
     private readonly discovery: DiscoveryService,
     private readonly metrics: BackboneMetrics,
   ) {
@@ -124,17 +125,8 @@ export class JobRelay implements OnApplicationBootstrap, OnApplicationShutdown {
     this.completed = [];
     this.failed = [];
     try {
-      if (completed.length > 0) {
-        await this.dataSource.query(`DELETE FROM job_outbox WHERE id = ANY($1) AND relayed_at IS NOT NULL`, [completed]);
-      }
-      if (failed.length > 0) {
-        await this.dataSource.query(
-          `UPDATE job_outbox o SET failed_at = now(), failures = o.failures + 1, last_error = f.error, checked_at = now()
-             FROM unnest($1::text[], $2::text[]) AS f(id, error)
-            WHERE o.id = f.id AND o.relayed_at IS NOT NULL`,
-          [failed.map((f) => f.id), failed.map((f) => f.error)],
-        );
-      }
+      if (completed.length > 0) await this.outboxRows.deleteCompleted(completed);
+      if (failed.length > 0) await this.outboxRows.markFailed(failed);
     } catch (error) {
       // The sweep finds these jobs finished in BullMQ and settles their rows later.
       this.logger.warn({ err: error, count: completed.length + failed.length }, 'could not settle finished jobs; the sweep will');
@@ -155,14 +147,7 @@ export class JobRelay implements OnApplicationBootstrap, OnApplicationShutdown {
     try {
       result.relayed = (await this.outbox.relay(this.config.backbone.relayBatchSize)).length;
       await this.dataSource.transaction(async (manager) => {
-        const rows: SweptRow[] = await manager.query(
-          `SELECT id, queue, name, data, opts FROM job_outbox
-            WHERE relayed_at IS NOT NULL AND failed_at IS NULL
-              AND checked_at < now() - make_interval(secs => $1::double precision / 1000)
-            ORDER BY checked_at LIMIT $2
-            FOR UPDATE SKIP LOCKED`,
-          [this.config.backbone.relayCheckAfterMs, SWEEP_BATCH],
-        );
+        const rows = await this.outboxRows.claimUnchecked(manager, this.config.backbone.relayCheckAfterMs, SWEEP_BATCH);
         if (rows.length === 0) return;
         const states = await Promise.all(rows.map((row) => this.outbox.queue(row.queue).getJobState(row.id)));
         const pick = (wanted: (state: string) => boolean) => rows.filter((_row, i) => wanted(states[i]));
@@ -171,14 +156,9 @@ export class JobRelay implements OnApplicationBootstrap, OnApplicationShutdown {
         const failed = pick((state) => state === 'failed');
         const live = pick((state) => LIVE_STATES.has(state));
         if (lost.length > 0) await this.outbox.add(lost);
-        await manager.query(`UPDATE job_outbox SET checked_at = now() WHERE id = ANY($1)`, [[...live, ...lost].map((r) => r.id)]);
-        if (completed.length > 0) await manager.query(`DELETE FROM job_outbox WHERE id = ANY($1)`, [completed.map((r) => r.id)]);
-        if (failed.length > 0) {
-          await manager.query(
-            `UPDATE job_outbox SET failed_at = now(), failures = failures + 1, last_error = 'failed (seen by the sweep)' WHERE id = ANY($1)`,
-            [failed.map((r) => r.id)],
-          );
-        }
+        await this.outboxRows.markChecked(manager, idsOf([...live, ...lost]));
+        if (completed.length > 0) await this.outboxRows.deleteMany(manager, idsOf(completed));
+        if (failed.length > 0) await this.outboxRows.markFailedBySweep(manager, idsOf(failed));
         result.recovered = lost.length;
         result.settled = completed.length;
         for (const [queue, count] of countByQueue(lost)) this.metrics.jobsRecovered(queue, count);
@@ -195,30 +175,19 @@ export class JobRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   /** Failed jobs whose cool-down (JOB_RELAY_RETRY_FAILED_MS, doubling per failure) has passed: removed from BullMQ's failed set and added again. */
   private async retryFailed(): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
-      const rows: SweptRow[] = await manager.query(
-        `SELECT id, queue, name, data, opts FROM job_outbox
-          WHERE failed_at IS NOT NULL AND failures < $3
-            AND failed_at < now() - make_interval(secs => $1::double precision * power(2, failures - 1) / 1000)
-          ORDER BY failed_at LIMIT $2
-          FOR UPDATE SKIP LOCKED`,
-        [this.config.backbone.relayRetryFailedMs, SWEEP_BATCH, MAX_FAILURES],
-      );
+      const rows = await this.outboxRows.claimFailedDue(manager, this.config.backbone.relayRetryFailedMs, SWEEP_BATCH, MAX_FAILURES);
       if (rows.length === 0) return 0;
       await Promise.all(rows.map((row) => this.outbox.queue(row.queue).remove(row.id)));
       await this.outbox.add(rows);
-      await manager.query(`UPDATE job_outbox SET failed_at = NULL, checked_at = now() WHERE id = ANY($1)`, [rows.map((r) => r.id)]);
+      await this.outboxRows.markRetried(manager, idsOf(rows));
       for (const [queue, count] of countByQueue(rows)) this.metrics.jobsRecovered(queue, count);
       return rows.length;
     });
   }
 }
 
-interface SweptRow {
-  id: string;
-  queue: QueueName;
-  name: string;
-  data: Record<string, unknown>;
-  opts: JobsOptions;
+function idsOf(rows: Array<{ id: string }>): string[] {
+  return rows.map((row) => row.id);
 }
 
 function countByQueue(rows: Array<{ queue: string }>): Map<string, number> {

@@ -6,6 +6,7 @@ import type { AppConfig } from '../../config/app-config';
 import { closeRedisClient, createRedisClient, hashTag, isClustered, RedisClient } from '../redis/redis-client';
 import { redisOptionsFromUrl } from '../redis/redis-options';
 import { JobOutbox } from './job-outbox';
+import { JobOutboxRepository } from './job-outbox.repository';
 import { QUEUE_NAMES } from './queues';
 
 /**
@@ -55,6 +56,7 @@ export async function closeQueueConnection(connection: QueueConnection): Promise
   ],
   providers: [
     JobOutbox,
+    JobOutboxRepository,
     {
       provide: QUEUE_CONNECTION,
       inject: [APP_CONFIG],
@@ -64,6 +66,6 @@ export async function closeQueueConnection(connection: QueueConnection): Promise
           : { ...redisOptionsFromUrl(config.redisUrl), maxRetriesPerRequest: null },
     },
   ],
-  exports: [BullModule, QUEUE_CONNECTION, JobOutbox],
+  exports: [BullModule, QUEUE_CONNECTION, JobOutbox, JobOutboxRepository],
 })
 export class QueueModule {}

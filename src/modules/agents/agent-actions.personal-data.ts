@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { PersonalDataSection, PersonalDataSource } from '../privacy/personal-data';
-import { AgentActionEntity } from './entities/agent-action.entity';
+import { PersonalDataSection, PersonalDataSource } from '../../common/personal-data';
+import { AgentActionsRepository } from './agent-actions.repository';
 
 /**
  * The user's agent actions in exports. Their params and results were shaped by
@@ -12,9 +12,10 @@ import { AgentActionEntity } from './entities/agent-action.entity';
 @PersonalDataSection()
 export class AgentActionsPersonalData implements PersonalDataSource {
   readonly section = 'agent_actions';
+  constructor(private readonly actions: AgentActionsRepository) {}
 
   async exportFor(userId: string, manager: EntityManager): Promise<unknown> {
-    const rows = await manager.getRepository(AgentActionEntity).find({ where: { userId }, order: { createdAt: 'ASC', id: 'ASC' } });
+    const rows = await this.actions.allForUser(userId, manager);
     return rows.map((row) => ({
       id: row.id,
       action: row.action,
@@ -27,8 +28,7 @@ export class AgentActionsPersonalData implements PersonalDataSource {
     }));
   }
 
-  async eraseWithSoul(userId: string, manager: EntityManager): Promise<number> {
-    const result = await manager.getRepository(AgentActionEntity).delete({ userId });
-    return result.affected ?? 0;
+  eraseWithSoul(userId: string, manager: EntityManager): Promise<number> {
+    return this.actions.deleteForUser(userId, manager);
   }
 }

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
-import { UserApi } from '../auth/user-auth.guard';
+import { AuthenticatedUser, CurrentUser } from '../access/authenticated-user';
+import { UserApi } from '../access/user-auth.guard';
 import { AgentsService } from './agents.service';
 import { AgentActionDto, AgentActionResultDto, ExecuteAgentActionDto } from './dto/agents.dto';
 import { UserApiErrors } from '../../common/openapi/error-responses';
@@ -33,8 +33,11 @@ export class AgentsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<AgentActionResultDto> {
     const outcome = await this.agents.execute(user.id, body, idempotencyKey);
-    void reply.status(outcome.httpStatus).headers(outcome.headers);
-    return outcome.body;
+    // 200 when finished (completed or failed); 202 with where to poll while queued or running.
+    const headers: Record<string, string> = outcome.replayed ? { 'Idempotent-Replayed': 'true' } : {};
+    if (!outcome.finished) headers.Location = `/v1/agents/actions/${outcome.action.id}`;
+    void reply.status(outcome.finished ? 200 : 202).headers(headers);
+    return outcome.action;
   }
 
   @Get('actions/:id')

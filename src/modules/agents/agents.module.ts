@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { ContactsModule } from '../contacts/contacts.module';
@@ -12,6 +13,7 @@ import { EmailDrafter } from './actions/email-drafter';
 import { AgentLanguageModel } from './actions/language-model';
 import { ReplySuggester } from './actions/reply-suggester';
 import { AgentActionsPersonalData } from './agent-actions.personal-data';
+import { AgentActionsRepository } from './agent-actions.repository';
 import { AgentsController } from './agents.controller';
 import { AgentsQueue } from './agents.queue';
 import { AgentsService } from './agents.service';
@@ -20,13 +22,14 @@ import { AgentActionEntity } from './entities/agent-action.entity';
 /**
  * Agent actions on the user's behalf. The api role records and enqueues them;
  * the worker role runs them (AgentsProcessor, registered in agents.worker.ts,
- * uses the runner and the repository exported here).
+ * uses the runner and the AgentActionsRepository exported here).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([AgentActionEntity]), AuthModule, SoulModule, ContactsModule, MessagesModule],
+  imports: [TypeOrmModule.forFeature([AgentActionEntity]), AccessModule, AuthModule, SoulModule, ContactsModule, MessagesModule],
   controllers: [AgentsController],
   providers: [
     AgentsService,
+    AgentActionsRepository,
     AgentsQueue,
     AgentActionRunner,
     EmailDrafter,
@@ -37,6 +40,6 @@ import { AgentActionEntity } from './entities/agent-action.entity';
     ReplySuggester,
     AgentActionsPersonalData,
   ],
-  exports: [TypeOrmModule, AgentsService, AgentActionRunner],
+  exports: [AgentsService, AgentActionsRepository, AgentActionRunner],
 })
 export class AgentsModule {}

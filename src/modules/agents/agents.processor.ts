@@ -1,13 +1,11 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { Job, UnrecoverableError } from 'bullmq';
-import { Repository } from 'typeorm';
 import { QUEUES, STALLED_CHECK_MS } from '../../infra/queue/queues';
 import { AgentActionRejected } from './actions/agent-action.error';
 import { AgentActionRunner } from './actions/agent-action-runner';
 import { AGENT_JOBS, RunAgentActionJob, RunAgentActionResult } from './agents.queue';
-import { AgentActionEntity, AgentActionStatus } from './entities/agent-action.entity';
+import { AgentActionsRepository } from './agent-actions.repository';
 
 /** Shown instead of an unexpected error's own message, which may describe internals. */
 const GENERIC_FAILURE = 'The action could not be completed; try again later';
@@ -23,7 +21,7 @@ export class AgentsProcessor extends WorkerHost {
   private readonly logger = new Logger(AgentsProcessor.name);
 
   constructor(
-    @InjectRepository(AgentActionEntity) private readonly actions: Repository<AgentActionEntity>,
+    private readonly actions: AgentActionsRepository,
     private readonly runner: AgentActionRunner,
   ) {
     super();
@@ -31,10 +29,10 @@ export class AgentsProcessor extends WorkerHost {
 
   async process(job: Job<RunAgentActionJob, RunAgentActionResult>): Promise<RunAgentActionResult> {
     if (job.name !== AGENT_JOBS.run) throw new UnrecoverableError(`unknown agents job "${job.name}"`);
-    const action = await this.actions.findOne({ where: { id: job.data.actionId } });
+    const action = await this.actions.findById(job.data.actionId);
     // Missing: erased with the soul record after it was queued.
     if (!action || action.status === 'completed' || action.status === 'failed') return { outcome: 'skipped' };
-    if (!(await this.transition(action.id, 'running'))) return { outcome: 'skipped' };
+    if (!(await this.actions.transition(action.id, 'running'))) return { outcome: 'skipped' };
 
     let result: Record<string, unknown>;
     try {
@@ -43,31 +41,15 @@ export class AgentsProcessor extends WorkerHost {
       const rejected = error instanceof AgentActionRejected;
       if (!rejected && job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
         // BullMQ retries it after a backoff; until then it waits again.
-        await this.transition(action.id, 'queued');
+        await this.actions.transition(action.id, 'queued');
         throw error;
       }
       if (!rejected) this.logger.error({ err: error, actionId: action.id, action: action.action }, 'agent action failed');
       const message = rejected ? error.message : GENERIC_FAILURE;
-      await this.transition(action.id, 'failed', { error: message });
+      await this.actions.transition(action.id, 'failed', { error: message });
       throw new UnrecoverableError(message);
     }
-    await this.transition(action.id, 'completed', { result });
+    await this.actions.transition(action.id, 'completed', { result });
     return { outcome: 'completed' };
-  }
-
-  /** Moves an unfinished action to `status`; false when it is finished or gone. */
-  private async transition(
-    id: string,
-    status: AgentActionStatus,
-    outcome: { result?: Record<string, unknown>; error?: string } = {},
-  ): Promise<boolean> {
-    const finished = status === 'completed' || status === 'failed';
-    const [, affected]: [unknown, number] = await this.actions.query(
-      `UPDATE agent_actions
-          SET status = $2, result = $3::jsonb, error = $4, completed_at = CASE WHEN $5 THEN now() END
-        WHERE id = $1 AND status IN ('queued', 'running')`,
-      [id, status, outcome.result === undefined ? null : JSON.stringify(outcome.result), outcome.error ?? null, finished],
-    );
-    return affected > 0;
   }
 }

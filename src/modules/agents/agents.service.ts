@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { Idempotency } from '../../common/idempotency/idempotency.service';
 import { isId, newId } from '../../common/ids';
@@ -9,19 +7,20 @@ import { ConversationReader } from './actions/conversation-reader';
 import { JobOutbox } from '../../infra/queue/job-outbox';
 import { AGENT_RUN_JOB, AgentsQueue } from './agents.queue';
 import { AgentActionDto, AgentActionResultDto, ExecuteAgentActionDto } from './dto/agents.dto';
-import { AgentActionEntity } from './entities/agent-action.entity';
+import { AgentAction, AgentActionsRepository } from './agent-actions.repository';
 
 /** How long `POST /v1/agents/execute` waits for the worker before answering 202. */
 export const EXECUTE_WAIT_MS = 2_000;
 
 export interface ExecuteOutcome {
-  /** 200 when finished (completed or failed), 202 while queued or running. */
-  httpStatus: 200 | 202;
-  body: AgentActionResultDto;
-  headers: Record<string, string>;
+  action: AgentActionResultDto;
+  /** Completed or failed; false while queued or running (the client polls `GET /v1/agents/actions/:id`). */
+  finished: boolean;
+  /** True when an earlier request with the same Idempotency-Key recorded this action. */
+  replayed: boolean;
 }
 
-export function toAgentActionDto(row: AgentActionEntity): AgentActionDto {
+export function toAgentActionDto(row: AgentAction): AgentActionDto {
   return {
     id: row.id,
     action: row.action,
@@ -33,7 +32,7 @@ export function toAgentActionDto(row: AgentActionEntity): AgentActionDto {
   };
 }
 
-function toResultDto(row: AgentActionEntity): AgentActionResultDto {
+function toResultDto(row: AgentAction): AgentActionResultDto {
   if (row.status === 'completed') return { id: row.id, status: row.status, result: row.result ?? {} };
   if (row.status === 'failed') return { id: row.id, status: row.status, error: row.error ?? 'The action failed' };
   return { id: row.id, status: row.status };
@@ -43,7 +42,7 @@ function toResultDto(row: AgentActionEntity): AgentActionResultDto {
 @Injectable()
 export class AgentsService {
   constructor(
-    @InjectRepository(AgentActionEntity) private readonly actions: Repository<AgentActionEntity>,
+    private readonly actions: AgentActionsRepository,
     private readonly idempotency: Idempotency,
     private readonly queue: AgentsQueue,
     private readonly conversations: ConversationReader,
@@ -62,12 +61,7 @@ export class AgentsService {
         await this.conversations.assertContact(userId, request.params.contact_id as string);
       }
       const id = newId('act');
-      await manager.query(`INSERT INTO agent_actions (id, user_id, action, params, status) VALUES ($1, $2, $3, $4::jsonb, 'queued')`, [
-        id,
-        userId,
-        request.action,
-        JSON.stringify(request.params),
-      ]);
+      await this.actions.insertQueued(manager, { id, userId, action: request.action, params: request.params });
       await this.jobs.record(manager, { ...AGENT_RUN_JOB, id, data: { actionId: id } });
       return { status: 202, body: { id, status: 'queued' } };
     });
@@ -75,22 +69,20 @@ export class AgentsService {
 
     // The job was recorded with the action; relay it now rather than wait for the relay to wake, then wait for the worker.
     if (!stored.replayed) await this.jobs.relayNow([id]);
-    const current = stored.replayed ? await this.actions.findOne({ where: { id, userId } }) : null;
+    const current = stored.replayed ? await this.actions.findForUser(userId, id) : null;
     if (!stored.replayed || current?.status === 'queued' || current?.status === 'running') {
       await this.queue.waitForFinish(id, EXECUTE_WAIT_MS);
     }
 
-    const row = await this.actions.findOne({ where: { id, userId } });
+    const row = await this.actions.findForUser(userId, id);
     // Erased meanwhile (the soul was deleted and the actions with it).
     if (!row) throw new ApiError('NOT_FOUND', `Agent action ${id} no longer exists`);
     const finished = row.status === 'completed' || row.status === 'failed';
-    const headers: Record<string, string> = stored.replayed ? { 'Idempotent-Replayed': 'true' } : {};
-    if (!finished) headers.Location = `/v1/agents/actions/${row.id}`;
-    return { httpStatus: finished ? 200 : 202, body: toResultDto(row), headers };
+    return { action: toResultDto(row), finished, replayed: stored.replayed };
   }
 
   async get(userId: string, id: string): Promise<AgentActionDto> {
-    const row = isId(id, 'act') ? await this.actions.findOne({ where: { id, userId } }) : null;
+    const row = isId(id, 'act') ? await this.actions.findForUser(userId, id) : null;
     if (!row) throw new ApiError('NOT_FOUND', `No agent action ${id}`);
     return toAgentActionDto(row);
   }

@@ -1,14 +1,14 @@
 import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AddressRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
+import { AuthenticatedUser, CurrentUser } from '../access/authenticated-user';
+import { SigningKeys } from '../access/signing-keys.service';
+import { UserApi } from '../access/user-auth.guard';
+import { UserApiErrors } from '../../common/openapi/error-responses';
 import { AuthService } from './auth.service';
-import { AuthenticatedUser, CurrentUser } from './authenticated-user';
 import { LoginDto, LoginResultDto, MeDto } from './dto/auth.dto';
-import { SigningKeys } from './signing-keys.service';
-import { UserApi } from './user-auth.guard';
 import { UsersService } from './users.service';
 import { JwksDto } from './dto/auth-responses.dto';
-import { UserApiErrors } from '../../common/openapi/error-responses';
 
 @ApiTags('auth')
 @Controller()

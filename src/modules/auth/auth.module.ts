@@ -1,48 +1,30 @@
-import { Global, Module } from '@nestjs/common';
-import { PassportModule } from '@nestjs/passport';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccessModule } from '../access/access.module';
+import { MessagesModule } from '../messages/messages.module';
 import { SoulModule } from '../soul/soul.module';
-import { AccessTokens } from './access-tokens';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
-import { DevAccountsRepository } from './dev-identity/dev-accounts.repository';
+import { DevAccounts } from './dev-identity/dev-accounts.service';
 import { DevIdentityController } from './dev-identity/dev-identity.controller';
 import { DevIdentityKeys } from './dev-identity/dev-identity-keys';
-import { SessionEntity } from './entities/session.entity';
-import { SigningKeyEntity } from './entities/signing-key.entity';
 import { UserEntity } from './entities/user.entity';
 import { IdentityTokenVerifier } from './identity-token.verifier';
 import { OperatorUsersController } from './operator-users.controller';
-import { SessionCache } from './session-cache';
 import { SignInConfigController } from './sign-in-config.controller';
-import { Sessions } from './sessions.service';
-import { SigningKeys } from './signing-keys.service';
-import { UserAuthGuard } from './user-auth.guard';
-import { UserJwtStrategy } from './user-jwt.strategy';
+import { UsersRepository } from './users.repository';
 import { UsersService } from './users.service';
 
 /**
- * Global because every user API controller guards its routes with
- * `UserAuthGuard`, which needs the token verifier and the session check, and
- * some of those areas (soul) are imported by this module, so they cannot import it.
+ * Sign-in (the identity provider token exchanged for the service's own
+ * access token, creating the user and their soul on the first one) and user
+ * profiles. The guard, tokens and sessions every user route needs are
+ * `AccessModule`'s, which imports no area, so this module may import `soul`.
  */
-@Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([UserEntity, SessionEntity, SigningKeyEntity]), PassportModule, SoulModule],
+  imports: [TypeOrmModule.forFeature([UserEntity]), AccessModule, SoulModule, MessagesModule],
   controllers: [AuthController, OperatorUsersController, DevIdentityController, SignInConfigController],
-  providers: [
-    SigningKeys,
-    AccessTokens,
-    IdentityTokenVerifier,
-    DevIdentityKeys,
-    DevAccountsRepository,
-    Sessions,
-    SessionCache,
-    AuthService,
-    UsersService,
-    UserJwtStrategy,
-    UserAuthGuard,
-  ],
-  exports: [AccessTokens, Sessions, SessionCache, SigningKeys, UsersService, UserAuthGuard],
+  providers: [UsersRepository, UsersService, AuthService, IdentityTokenVerifier, DevIdentityKeys, DevAccounts],
+  exports: [UsersService, UsersRepository],
 })
 export class AuthModule {}

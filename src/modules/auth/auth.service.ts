@@ -3,11 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { newId } from '../../common/ids';
 import { SoulService } from '../soul/soul.service';
-import { ACCESS_TOKEN_TTL_SECONDS, AccessTokens } from './access-tokens';
+import { ACCESS_TOKEN_TTL_SECONDS, AccessTokens } from '../access/access-tokens';
+import { SessionCache } from '../access/session-cache';
+import { Sessions } from '../access/sessions.service';
 import { LoginResultDto } from './dto/auth.dto';
 import { IdentityTokenVerifier } from './identity-token.verifier';
-import { SessionCache } from './session-cache';
-import { Sessions } from './sessions.service';
+import { UsersRepository } from './users.repository';
 import { UsersService } from './users.service';
 
 /** Deadlock, serialization failure, unique violation: a concurrent login got in the way; the whole login runs again. */
@@ -36,6 +37,7 @@ export class AuthService {
     private readonly souls: SoulService,
     private readonly checkedSessions: SessionCache,
     private readonly users: UsersService,
+    private readonly userRows: UsersRepository,
   ) {}
 
   async login(firebaseToken: string): Promise<LoginResultDto> {
@@ -48,13 +50,12 @@ export class AuthService {
     const { user, sessionId } = await retryOnConflict(() =>
       this.dataSource.transaction(async (manager) => {
         // Upsert on the identity provider subject: concurrent first logins create one user.
-        const [row]: Array<{ id: string; name: string; email: string | null; created: boolean }> = await manager.query(
-          `INSERT INTO users (id, idp_subject, name, email) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (idp_subject) DO UPDATE
-             SET name = COALESCE(EXCLUDED.name, users.name), email = COALESCE(EXCLUDED.email, users.email), updated_at = now()
-           RETURNING id, name, email, (xmax = 0) AS created`,
-          [newId('usr'), identity.subject, identity.name ?? identity.email?.split('@')[0] ?? '', identity.email],
-        );
+        const row = await this.userRows.upsertByIdpSubject(manager, {
+          id: newId('usr'),
+          subject: identity.subject,
+          name: identity.name ?? identity.email?.split('@')[0] ?? '',
+          email: identity.email,
+        });
         if (row.created) await this.souls.createInitial(manager, row.id);
         await this.users.restateVerifiedEmail(manager, row.id, verifiedEmail);
         const session = await this.sessions.open(manager, row.id, expiresAt);

@@ -1,22 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId } from '../../common/ids';
-import { AuthenticatedUser } from './authenticated-user';
+import type { Tx } from '../../infra/database/sql-repository';
+import { AuthenticatedUser, UserTier } from '../access/authenticated-user';
+import { SessionCache } from '../access/session-cache';
 import { MeDto, OperatorUserDto } from './dto/auth.dto';
-import { UserEntity, UserTier } from './entities/user.entity';
-import { SessionCache } from './session-cache';
-
-/** First key of the advisory lock a claim of a verified address takes (the second is the address's hash). */
-const VERIFIED_EMAIL_LOCK = 7_340_213;
+import { UserEntity } from './entities/user.entity';
+import { MessagesService } from '../messages/messages.service';
+import { UsersRepository } from './users.repository';
 
 /** Profiles of service users. */
 @Injectable()
 export class UsersService {
   constructor(
-    @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
+    private readonly users: UsersRepository,
     private readonly checkedSessions: SessionCache,
+    private readonly messages: MessagesService,
   ) {}
 
   /** The profile read with the session check of this request (see Sessions.check): no query of its own. */
@@ -27,7 +26,7 @@ export class UsersService {
 
   /** Profile fields for other areas (exports, agents). */
   async profile(userId: string): Promise<UserEntity | null> {
-    return this.users.findOne({ where: { id: userId } });
+    return this.users.findById(userId);
   }
 
   /**
@@ -40,40 +39,39 @@ export class UsersService {
    * while no user held the address. A login without a verified email lets go of
    * the address the user held; it never takes anyone else's.
    */
-  async restateVerifiedEmail(manager: EntityManager, userId: string, address: string | null): Promise<void> {
+  async restateVerifiedEmail(tx: Tx, userId: string, address: string | null): Promise<void> {
     if (address === null) {
-      await manager.query(`UPDATE users SET verified_email = NULL WHERE id = $1 AND verified_email IS NOT NULL`, [userId]);
+      await this.users.releaseVerifiedEmail(tx, userId);
       return;
     }
-    const [current]: Array<{ held: boolean }> = await manager.query(`SELECT verified_email = lower($2) AS held FROM users WHERE id = $1`, [
-      userId,
-      address,
-    ]);
-    if (current?.held) return;
-    // Claims of one address queue here, so concurrent logins never collide on the unique index; the next one takes it over.
-    await manager.query(`SELECT pg_advisory_xact_lock($1, hashtext(lower($2)))`, [VERIFIED_EMAIL_LOCK, address]);
-    await manager.query(`UPDATE users SET verified_email = NULL, updated_at = now() WHERE verified_email = lower($1) AND id <> $2`, [
-      address,
-      userId,
-    ]);
-    await manager.query(`UPDATE users SET verified_email = lower($1) WHERE id = $2`, [address, userId]);
-    // The pending-contact rule (docs/decisions.md, issue 23): what was sent to this address before anyone held it
-    // is now this user's (history, inbox, `sync`). Deliveries that already reached an earlier holder stay theirs.
-    await manager.query(
-      `UPDATE message_recipients r SET recipient_user_id = $2
-         FROM contacts c
-        WHERE c.id = r.contact_id AND r.recipient_user_id IS NULL
-          AND c.email IS NOT NULL AND lower(c.email) = lower($1) AND c.user_id <> $2`,
-      [address, userId],
-    );
+    if (await this.users.holdsVerifiedEmail(tx, userId, address)) return;
+    await this.users.takeVerifiedEmail(tx, userId, address);
+    await this.messages.claimPendingForAddress(tx, userId, address);
+  }
+
+  /**
+   * For the privacy area, inside its transaction: locks the user row (answers
+   * the transaction's time, or null for an unknown user) and records or clears
+   * the deletion of the user's soul. The callers drop the session cache's
+   * entries for the user after their commit.
+   */
+  lockForSoulChange(tx: Tx, userId: string): Promise<Date | null> {
+    return this.users.lockForUpdate(tx, userId);
+  }
+
+  markSoulDeleted(tx: Tx, userId: string, at: Date): Promise<void> {
+    return this.users.markSoulDeleted(tx, userId, at);
+  }
+
+  clearSoulDeleted(tx: Tx, userId: string): Promise<void> {
+    return this.users.clearSoulDeleted(tx, userId);
   }
 
   async setTier(userId: string, tier: UserTier): Promise<OperatorUserDto> {
     if (!isId(userId, 'usr')) throw new ProblemError('not_found', `No user ${userId}`);
-    const result = await this.users.update({ id: userId }, { tier });
-    if (!result.affected) throw new ProblemError('not_found', `No user ${userId}`);
+    if (!(await this.users.setTier(userId, tier))) throw new ProblemError('not_found', `No user ${userId}`);
     this.checkedSessions.forgetUser(userId);
-    const user = (await this.users.findOne({ where: { id: userId } }))!;
+    const user = (await this.users.findById(userId))!;
     return { id: user.id, name: user.name, email: user.email, tier: user.tier };
   }
 }

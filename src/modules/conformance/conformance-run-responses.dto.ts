@@ -1,7 +1,33 @@
 import { ApiProperty } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 const nullableString = { nullable: true, type: String } as const;
 const nullableTime = { nullable: true, type: String, format: 'date-time' } as const;
+
+/** One dimension of a report (`DimensionReport` in conformance-report.ts), keyed by dimension name. */
+export const DIMENSION_REPORT_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['score', 'max', 'ran', 'checks'],
+  properties: {
+    score: { type: 'number' },
+    max: { type: 'number' },
+    ran: { type: 'boolean', description: 'False when the dimension was not run (local validation)' },
+    checks: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'passed', 'points', 'max', 'detail'],
+        properties: {
+          id: { type: 'string' },
+          passed: { type: 'boolean' },
+          points: { type: 'number' },
+          max: { type: 'number' },
+          detail: { type: 'string' },
+        },
+      },
+    },
+  },
+};
 
 export class ConformanceRunDto {
   @ApiProperty() id: string;
@@ -11,7 +37,12 @@ export class ConformanceRunDto {
   @ApiProperty({ description: 'queued, running, completed or failed' }) status: string;
   @ApiProperty({ nullable: true, type: 'number' }) score: number | null;
   @ApiProperty({ nullable: true, type: Boolean }) passed: boolean | null;
-  @ApiProperty({ nullable: true, type: 'object', additionalProperties: true, description: 'Score and findings per dimension' })
+  @ApiProperty({
+    nullable: true,
+    type: 'object',
+    additionalProperties: DIMENSION_REPORT_SCHEMA,
+    description: 'Score and findings per dimension',
+  })
   dimensions: object | null;
   @ApiProperty(nullableString) error: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { OutboundHttp } from '../../common/http/outbound-http';
 import { newId } from '../../common/ids';
-import { CapabilityDescriptor } from '../packages/capability-descriptor';
+import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
 import {
   ConformanceReport,
   DIMENSION_MAX,

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ProvidersModule } from '../providers/providers.module';
 import { ConformanceRunner } from './conformance-runner';
+import { ConformanceRunsRepository } from './conformance-runs.repository';
 import { ConformanceRuns } from './conformance-runs.service';
 import { ConformanceController } from './conformance.controller';
 import { WebhookReceivers } from './webhook-receivers';
@@ -9,7 +10,7 @@ import { WebhookReceivers } from './webhook-receivers';
 @Module({
   imports: [ProvidersModule],
   controllers: [ConformanceController],
-  providers: [ConformanceRunner, ConformanceRuns, WebhookReceivers],
+  providers: [ConformanceRunner, ConformanceRuns, ConformanceRunsRepository, WebhookReceivers],
   exports: [ConformanceRunner, ConformanceRuns, WebhookReceivers],
 })
 export class ConformanceModule {}

@@ -1,5 +1,5 @@
 import { QUEUES } from '../../infra/queue/queues';
-import { CapabilityDescriptor } from '../packages/capability-descriptor';
+import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
 
 export interface FullRunJob {
   confId: string;

@@ -1,7 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { newId } from '../../common/ids';
-import { CapabilityDescriptor } from '../packages/capability-descriptor';
-import { validatorFor } from '../packages/schema-checker';
+import { isObject } from '../../common/json';
+import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { validatorFor } from '../descriptors/schema-checker';
 import { CheckOutcome, checkOver, notApplicable } from './conformance-report';
 import { findCredentials } from './credential-scan';
 import {
@@ -21,7 +22,6 @@ import { describeExchange, Exchange, jsonBody, RuntimeClient } from './runtime-c
 import { alteredInput, invalidParamsFor, sampleFor } from './sample-values';
 import { exampleRequest, withoutPagingParams } from './static-checks';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const PERFORMANCE_SAMPLES = 10;
 const PERFORMANCE_CONCURRENCY = 5;
 /** p95 at or under this earns full latency points; at or over `LATENCY_ZERO_MS`, none. */

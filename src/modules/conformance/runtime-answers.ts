@@ -1,5 +1,6 @@
-import { CapabilityDescriptor } from '../packages/capability-descriptor';
-import { validatorFor } from '../packages/schema-checker';
+import { isObject } from '../../common/json';
+import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { validatorFor } from '../descriptors/schema-checker';
 import { describeExchange, Exchange, isJsonType, jsonBody, SseEvent } from './runtime-client';
 
 /**
@@ -7,7 +8,6 @@ import { describeExchange, Exchange, isJsonType, jsonBody, SseEvent } from './ru
  * Runtime error envelope). Pure functions over recorded exchanges.
  */
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const isTimestamp = (v: unknown) => typeof v === 'string' && ISO_TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v));
 

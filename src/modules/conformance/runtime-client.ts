@@ -1,3 +1,4 @@
+import { createParser, EventSourceMessage } from 'eventsource-parser';
 import { BLOCKED_TARGET, type OutboundHttp } from '../../common/http/outbound-http';
 
 /**
@@ -253,35 +254,23 @@ function headerRecord(headers: Headers): Record<string, string> {
   return out;
 }
 
-/** Incremental parser of the `text/event-stream` format (WHATWG HTML, server-sent events). */
+/**
+ * Incremental parser of the `text/event-stream` format (WHATWG HTML,
+ * server-sent events), over `eventsource-parser` (as the realtime supervisor
+ * reads streams): each `push` answers the events its text completed.
+ */
 export class SseParser {
-  private buffer = '';
-  private event = '';
-  private data: string[] = [];
+  private pending: SseEvent[] = [];
+  private readonly parser = createParser({
+    onEvent: (message: EventSourceMessage) => {
+      this.pending.push({ event: message.event || 'message', data: message.data });
+    },
+  });
 
   push(text: string): SseEvent[] {
-    let complete = this.buffer + text;
-    // A trailing '\r' may be the first half of '\r\n': keep it with the unfinished line.
-    const held = complete.endsWith('\r') ? '\r' : '';
-    if (held) complete = complete.slice(0, -1);
-    const out: SseEvent[] = [];
-    const lines = complete.split(/\r\n|\r|\n/);
-    this.buffer = (lines.pop() ?? '') + held;
-    for (const line of lines) {
-      if (line === '') {
-        if (this.data.length > 0) out.push({ event: this.event || 'message', data: this.data.join('\n') });
-        this.event = '';
-        this.data = [];
-        continue;
-      }
-      if (line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon === -1 ? line : line.slice(0, colon);
-      let value = colon === -1 ? '' : line.slice(colon + 1);
-      if (value.startsWith(' ')) value = value.slice(1);
-      if (field === 'event') this.event = value;
-      else if (field === 'data') this.data.push(value);
-    }
+    this.parser.feed(text);
+    const out = this.pending;
+    this.pending = [];
     return out;
   }
 }

@@ -1,6 +1,5 @@
-import { JsonSchema } from '../packages/capability-descriptor';
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObject } from '../../common/json';
+import { JsonSchema } from '../descriptors/capability-descriptor';
 
 function resolveRef(root: JsonSchema, node: Record<string, unknown>): Record<string, unknown> {
   let current = node;

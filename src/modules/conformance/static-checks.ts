@@ -1,5 +1,6 @@
-import { CapabilityDescriptor, isPathSafeName, JsonSchema, RISK_TIERS, TYPICAL_COMPONENTS } from '../packages/capability-descriptor';
-import { checkSchema, jsonPath, validatorFor } from '../packages/schema-checker';
+import { isObject } from '../../common/json';
+import { CapabilityDescriptor, isPathSafeName, JsonSchema, RISK_TIERS, TYPICAL_COMPONENTS } from '../descriptors/capability-descriptor';
+import { checkSchema, jsonPath, validatorFor } from '../descriptors/schema-checker';
 import { CheckOutcome, checkOver } from './conformance-report';
 
 /**
@@ -8,7 +9,6 @@ import { CheckOutcome, checkOver } from './conformance-report';
  * and full validation alike.
  */
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const MIN_DESCRIPTION_LENGTH = 20;
 /** History request params the service itself sets. */
 export const HISTORY_PAGING_PARAMS = ['limit', 'cursor', 'direction'];

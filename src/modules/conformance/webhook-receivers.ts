@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import { AppsService } from '../providers/apps.service';
-import { WebhookProfiles } from '../webhooks/webhook-profiles.service';
 
 /** An app's webhook endpoint as a full conformance run probes it. */
 export interface WebhookReceiver {
@@ -10,18 +8,27 @@ export interface WebhookReceiver {
 }
 
 /**
+ * Where a full run finds an app's current webhook signing secret: a port the
+ * webhooks area implements (`WebhookSecretSourceModule` binds it to the
+ * webhook profiles). The profiles belong to the webhooks area, which imports
+ * the packages area, which imports this one; conformance therefore names only
+ * what it needs, and the dependency points from webhooks to here.
+ */
+export abstract class WebhookSecretSource {
+  /** The app's current signing secret, opened; null when it has no webhook profile. */
+  abstract currentSecret(appId: string): Promise<string | null>;
+}
+
+/**
  * Finds the webhook endpoint a full conformance run probes: the app's
  * `webhook_url` with the current signing secret of its webhook profile.
  * Looked up when the run starts (never carried in a job payload, so the
- * secret stays sealed at rest). The profiles belong to the webhooks area,
- * which imports the packages area (which imports this one), so the service is
- * resolved from the application context instead of a module import, which
- * would close that circle.
+ * secret stays sealed at rest).
  */
 @Injectable()
 export class WebhookReceivers {
   constructor(
-    private readonly moduleRef: ModuleRef,
+    private readonly secrets: WebhookSecretSource,
     private readonly apps: AppsService,
   ) {}
 
@@ -29,7 +36,7 @@ export class WebhookReceivers {
   async forApp(appId: string): Promise<WebhookReceiver | undefined> {
     const target = await this.apps.webhookTarget(appId);
     if (!target?.webhook_url) return undefined;
-    const secret = await this.moduleRef.get(WebhookProfiles, { strict: false }).currentSecret(appId);
+    const secret = await this.secrets.currentSecret(appId);
     return secret ? { url: target.webhook_url, secret } : undefined;
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { PersonalDataSection, PersonalDataSource } from '../privacy/personal-data';
+import { PersonalDataSection, PersonalDataSource } from '../../common/personal-data';
 import { ContactsService } from './contacts.service';
 import { GroupsService } from './groups.service';
 

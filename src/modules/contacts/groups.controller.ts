@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
-import { UserApi } from '../auth/user-auth.guard';
+import { AuthenticatedUser, CurrentUser } from '../access/authenticated-user';
+import { UserApi } from '../access/user-auth.guard';
 import { CreateGroupDto, GroupDto, GroupListDto, UpdateGroupDto } from './dto/group.dto';
 import { pageOf, PageQueryDto } from './dto/page-query.dto';
 import { GroupsService } from './groups.service';

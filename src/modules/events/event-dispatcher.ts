@@ -7,7 +7,8 @@ import type { AppConfig } from '../../config/app-config';
 import { PgListener } from '../../infra/database/pg-listener';
 import { ConcurrentRuns } from '../../infra/queue/concurrent-runs';
 import { BackboneMetrics } from '../../infra/metrics/backbone-metrics';
-import { DomainEvent, EVENTS_CHANNEL } from './domain-events';
+import { DomainEvent } from './domain-event';
+import { ClaimedEvent, EVENTS_CHANNEL, EventsRepository } from './events.repository';
 import { DOMAIN_EVENT_SUBSCRIBER } from './on-domain-event.decorator';
 
 type Subscriber = {
@@ -15,14 +16,6 @@ type Subscriber = {
   type: string;
   handle: (events: DomainEvent[], manager: EntityManager) => Promise<void> | void;
 };
-
-interface EventRow {
-  id: string;
-  type: string;
-  payload: Record<string, unknown>;
-  created_at: Date;
-  attempts: number;
-}
 
 const MAX_RETRY_DELAY_MS = 10 * 60_000;
 
@@ -51,6 +44,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly events: EventsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
@@ -134,41 +128,32 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     const failed: Array<{ id: string; type: string; attempts: number; message: string }> = [];
     let nextDueInMs: number | null = null;
     const claimed = await this.dataSource.transaction(async (manager) => {
-      const rows = await this.claim(manager, size);
-      if (rows.length < size) nextDueInMs = await this.nextDueInMs(manager);
+      const rows = await this.events.claimDue(manager, size);
+      if (rows.length < size) nextDueInMs = await this.events.nextDueInMs(manager);
       if (rows.length === 0) return 0;
       let dispatched = rows;
-      await manager.query('SAVEPOINT dispatch_batch');
       try {
-        await this.handOver(rows, manager);
-        await manager.query('RELEASE SAVEPOINT dispatch_batch');
+        await this.events.inSavepoint(manager, 'dispatch_batch', () => this.handOver(rows, manager));
       } catch (error) {
-        await manager.query('ROLLBACK TO SAVEPOINT dispatch_batch');
         this.logger.warn({ err: error, events: rows.length }, 'event batch failed; handing its events over one by one');
         dispatched = [];
         for (const row of rows) {
-          await manager.query('SAVEPOINT dispatch_event');
           try {
-            await this.handOver([row], manager);
-            await manager.query('RELEASE SAVEPOINT dispatch_event');
+            await this.events.inSavepoint(manager, 'dispatch_event', () => this.handOver([row], manager));
             dispatched.push(row);
           } catch (eventError) {
-            await manager.query('ROLLBACK TO SAVEPOINT dispatch_event');
             failed.push({ id: row.id, type: row.type, attempts: row.attempts, message: errorMessage(eventError) });
           }
         }
       }
       if (dispatched.length > 0) {
-        await manager.query(`UPDATE events SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1)`, [
+        await this.events.markDispatched(
+          manager,
           dispatched.map((row) => row.id),
-        ]);
+        );
       }
       for (const failure of failed) {
-        await manager.query(
-          `UPDATE events SET attempts = attempts + 1, last_error = $2, available_at = now() + make_interval(secs => $3::double precision / 1000)
-            WHERE id = $1`,
-          [failure.id, failure.message.slice(0, 2000), retryDelay(failure.attempts)],
-        );
+        await this.events.postpone(manager, failure.id, failure.message.slice(0, 2000), retryDelay(failure.attempts));
       }
       this.metrics.eventsDispatched(dispatched.length);
       return rows.length;
@@ -185,33 +170,9 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     return { claimed, nextDueInMs };
   }
 
-  /**
-   * How long until the next event that is not due yet becomes due, read in
-   * the claim's transaction: `now()` is the claim's instant, so an event that
-   * falls due while this batch runs is counted, never missed.
-   */
-  private async nextDueInMs(manager: EntityManager): Promise<number | null> {
-    const [row]: Array<{ ms: number | null }> = await manager.query(
-      `SELECT (extract(epoch FROM min(available_at) - clock_timestamp()) * 1000)::float8 AS ms
-         FROM events WHERE dispatched_at IS NULL AND available_at > now()`,
-    );
-    return row?.ms ?? null;
-  }
-
-  private claim(manager: EntityManager, size: number): Promise<EventRow[]> {
-    return manager.query(
-      `SELECT id, type, payload, created_at, attempts FROM events
-        WHERE dispatched_at IS NULL AND available_at <= now()
-        ORDER BY created_at, id
-        LIMIT $1
-        FOR UPDATE SKIP LOCKED`,
-      [size],
-    );
-  }
-
   /** Every subscriber gets the batch's events of its type, in claim order, in this transaction. */
-  private async handOver(rows: EventRow[], manager: EntityManager): Promise<void> {
-    const events: DomainEvent[] = rows.map((row) => ({ id: row.id, type: row.type, payload: row.payload, createdAt: row.created_at }));
+  private async handOver(rows: ClaimedEvent[], manager: EntityManager): Promise<void> {
+    const events: DomainEvent[] = rows.map((row) => ({ id: row.id, type: row.type, payload: row.payload, createdAt: row.createdAt }));
     for (const subscriber of this.subscribers) {
       const mine = subscriber.type === '*' ? events : events.filter((event) => event.type === subscriber.type);
       if (mine.length > 0) await subscriber.handle(mine, manager);

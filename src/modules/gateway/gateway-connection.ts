@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { ApiError, ApiErrorCode, API_ERROR_STATUS } from '../../common/errors/api-error';
-import type { AuthenticatedUser } from '../auth/authenticated-user';
+import type { AuthenticatedUser } from '../access/authenticated-user';
 import { CLOSE, ServerFrame } from './gateway-protocol';
 
 /**

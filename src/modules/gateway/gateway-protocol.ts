@@ -1,5 +1,6 @@
 import { ApiError } from '../../common/errors/api-error';
 import { firstIllFormedText } from '../../common/http/text-input';
+import { isObject } from '../../common/json';
 
 /** Largest accepted frame; bigger ones close the connection with 1009 (ws enforces it before parsing). */
 export const MAX_FRAME_BYTES = 64 * 1024;
@@ -44,8 +45,6 @@ export interface ServerFrame {
   id?: string;
   data: Record<string, unknown>;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Parses one text frame. Problems are `BAD_REQUEST` with the offending part

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
 import { AuthModule } from '../auth/auth.module';
 import { ContactsModule } from '../contacts/contacts.module';
 import { MarketplaceModule } from '../marketplace/marketplace.module';
@@ -17,7 +18,7 @@ import { RealtimeGateway } from './realtime.gateway';
  * WorkerModule's subscribers; this module only delivers.
  */
 @Module({
-  imports: [AuthModule, ContactsModule, MessagesModule, MarketplaceModule, PackagesModule, RuntimeBridgeModule],
+  imports: [AccessModule, AuthModule, ContactsModule, MessagesModule, MarketplaceModule, PackagesModule, RuntimeBridgeModule],
   controllers: [GatewayController],
   providers: [RealtimeGateway, GatewayConnections, GatewayFrames, Presence],
 })

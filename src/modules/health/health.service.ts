@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { REDIS } from '../../infra/redis/redis.module';
 import type { RedisClient } from '../../infra/redis/redis-client';
+import { HealthRepository } from './health.repository';
 
 export type CheckState = 'up' | 'down';
 export interface Readiness {
@@ -22,12 +21,12 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 @Injectable()
 export class HealthService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly database: HealthRepository,
     @Inject(REDIS) private readonly redis: RedisClient,
   ) {}
 
   async readiness(): Promise<Readiness> {
-    const [database, redis] = await Promise.all([this.check(() => this.dataSource.query('SELECT 1')), this.check(() => this.redis.ping())]);
+    const [database, redis] = await Promise.all([this.check(() => this.database.ping()), this.check(() => this.redis.ping())]);
     return { status: database === 'up' && redis === 'up' ? 'ok' : 'unavailable', checks: { database, redis } };
   }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import type { Tx } from '../../infra/database/sql-repository';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { BusEvent, userChannel } from '../../infra/realtime/gateway-channels';
@@ -41,7 +41,7 @@ export class InstallChanges {
   ) {}
 
   @OnDomainEvents('package.published')
-  async followPublished(events: DomainEvent[], manager: EntityManager): Promise<void> {
+  async followPublished(events: DomainEvent[], manager: Tx): Promise<void> {
     const versionIds = events.map((event) => (event.payload as { data?: { version_id?: unknown } }).data?.version_id);
     await this.tell(
       manager,
@@ -53,7 +53,7 @@ export class InstallChanges {
   }
 
   @OnDomainEvents('capability.failed')
-  async markRefusedTokens(events: DomainEvent[], manager: EntityManager): Promise<void> {
+  async markRefusedTokens(events: DomainEvent[], manager: Tx): Promise<void> {
     const installIds = events.flatMap((event) => {
       const data = (event.payload as { data?: { error_code?: unknown; install_id?: unknown } }).data;
       return typeof data?.error_code === 'string' && REFUSED_AFTER_REFRESH.has(data.error_code) && typeof data.install_id === 'string'
@@ -64,7 +64,7 @@ export class InstallChanges {
   }
 
   /** Records the changes, in the transaction that makes them, for `publish` to tell once they have committed. */
-  private async tell(manager: EntityManager, changes: InstallChange[]): Promise<void> {
+  private async tell(manager: Tx, changes: InstallChange[]): Promise<void> {
     await this.events.recordMany(
       manager,
       changes.map((change) => ({

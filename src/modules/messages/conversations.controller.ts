@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
-import { UserApi } from '../auth/user-auth.guard';
+import { AuthenticatedUser, CurrentUser } from '../access/authenticated-user';
+import { UserApi } from '../access/user-auth.guard';
 import { UserApiErrors } from '../../common/openapi/error-responses';
 import { ConversationListDto, ConversationListQueryDto } from './dto/conversation.dto';
 import { ConversationsService } from './conversations.service';

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Headers, HttpCode, Post, Query, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
-import { UserApi } from '../auth/user-auth.guard';
+import { AuthenticatedUser, CurrentUser } from '../access/authenticated-user';
+import { UserApi } from '../access/user-auth.guard';
 import { MessageHistoryDto, MessageHistoryQueryDto, MessageSentDto, SendMessageDto } from './dto/message.dto';
 import { MessagesService } from './messages.service';
 import { UserApiErrors } from '../../common/openapi/error-responses';

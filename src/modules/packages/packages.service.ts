@@ -1,55 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
 import { OutboundHttp } from '../../common/http/outbound-http';
+import type { Tx } from '../../infra/database/sql-repository';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import { AppsService } from '../providers/apps.service';
-import { CapabilityDescriptor, RiskTier, WebhookEventType } from './capability-descriptor';
-import { normaliseCapabilities } from './descriptor-normalizer';
+import { CapabilityDescriptor, WebhookEventType } from '../descriptors/capability-descriptor';
+import { normaliseCapabilities } from '../descriptors/descriptor-normalizer';
 import { CreatePackageDto, CreateVersionDto } from './dto/package.dto';
+import { PackageVersionsRepository, VersionRow } from './package-versions.repository';
+import { PackageRow, PackagesRepository } from './packages.repository';
 import { compareVersions, parseVersion } from './semver';
 
-export interface PackageRow {
-  id: string;
-  app_id: string;
-  developer_id: string;
-  name: string;
-  slug: string;
-  description: string;
-  risk_tier: RiskTier;
-  /** The published version's runtime URL (what live traffic calls), else the newest version's; read from package_versions. */
-  runtime_url: string | null;
-  latest_version_id: string | null;
-  published_version_id: string | null;
-  suspended_at: Date | null;
-  suspension: Record<string, unknown> | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface VersionRow {
-  id: string;
-  package_id: string;
-  version: string;
-  capabilities: CapabilityDescriptor[];
-  /** The runtime this version was (or will be) reviewed against; live traffic uses the published version's. Null until one is declared. */
-  runtime_url: string | null;
-  state: string;
-  review_reason: string | null;
-  submitted_at: Date | null;
-  published_at: Date | null;
-  created_at: Date;
-}
-
-/** Usable in SELECT … FROM packages and in INSERT/UPDATE packages … RETURNING (the subquery names the table, not an alias). */
-export const PACKAGE_COLUMNS =
-  'id, app_id, developer_id, name, slug, description, risk_tier, ' +
-  '(SELECT v.runtime_url FROM package_versions v WHERE v.id = COALESCE(packages.published_version_id, packages.latest_version_id)) AS runtime_url, ' +
-  'latest_version_id, published_version_id, suspended_at, suspension, created_at, updated_at';
-export const VERSION_COLUMNS =
-  'id, package_id, version, capabilities, runtime_url, state, review_reason, submitted_at, published_at, created_at';
+export type { PackageRow } from './packages.repository';
+export type { VersionRow } from './package-versions.repository';
 
 export function toVersionDto(v: VersionRow) {
   return {
@@ -96,6 +62,8 @@ function stampRuntime(capabilities: CapabilityDescriptor[], runtimeUrl: string |
 export class PackagesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly packageRows: PackagesRepository,
+    private readonly versionRows: PackageVersionsRepository,
     private readonly apps: AppsService,
     private readonly http: OutboundHttp,
   ) {}
@@ -110,11 +78,15 @@ export class PackagesService {
     const runtimeUrl = await this.resolveRuntime(capabilities, input.runtimeUrl);
     return this.dataSource.transaction(async (manager) => {
       const packageId = newId('pkg');
-      const [row]: PackageRow[] = await manager.query(
-        `INSERT INTO packages (id, app_id, developer_id, name, slug, description, risk_tier)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (slug) DO NOTHING RETURNING ${PACKAGE_COLUMNS}`,
-        [packageId, app.id, app.developer_id, input.name.trim(), input.slug, input.description, input.riskTier],
-      );
+      const row = await this.packageRows.insert(manager, {
+        id: packageId,
+        appId: app.id,
+        developerId: app.developer_id,
+        name: input.name.trim(),
+        slug: input.slug,
+        description: input.description,
+        riskTier: input.riskTier,
+      });
       if (!row) throw new ProblemError('conflict', `The slug ${input.slug} is taken; choose another`, { field: 'slug' });
       const versionRow = await this.insertVersion(manager, row.id, versionText, version, capabilities, runtimeUrl);
       return toPackageDto({ ...row, latest_version_id: versionRow.id, runtime_url: runtimeUrl }, [versionRow]);
@@ -130,11 +102,8 @@ export class PackagesService {
     const declared = await this.resolveRuntime(capabilities, input.runtimeUrl);
     return this.dataSource.transaction(async (manager) => {
       // Serialise version creation per package so "greater than the last" holds under concurrency.
-      await manager.query(`SELECT id FROM packages WHERE id = $1 FOR UPDATE`, [pkg.id]);
-      const [last]: Array<{ version: string; major: number; minor: number; patch: number; runtime_url: string }> = await manager.query(
-        `SELECT version, major, minor, patch, runtime_url FROM package_versions WHERE package_id = $1 ORDER BY major DESC, minor DESC, patch DESC LIMIT 1`,
-        [pkg.id],
-      );
+      await this.packageRows.lock(manager, pkg.id);
+      const last = await this.versionRows.latestOf(manager, pkg.id);
       if (last && compareVersions(version, last) <= 0) {
         throw new ProblemError('invalid_format', `version ${input.version} must be greater than the latest version ${last.version}`, {
           field: 'version',
@@ -147,32 +116,22 @@ export class PackagesService {
   }
 
   async list(principal: PlatformPrincipal) {
-    const rows: PackageRow[] =
+    const rows =
       principal.kind === 'app'
-        ? await this.dataSource.query(`SELECT ${PACKAGE_COLUMNS} FROM packages WHERE app_id = $1 ORDER BY created_at, id`, [
-            principal.appId,
-          ])
-        : await this.dataSource.query(`SELECT ${PACKAGE_COLUMNS} FROM packages WHERE developer_id = $1 ORDER BY created_at, id`, [
-            principal.developerId,
-          ]);
+        ? await this.packageRows.listForApp(principal.appId)
+        : await this.packageRows.listForDeveloper(principal.developerId);
     return { packages: rows.map((row) => toPackageDto(row)) };
   }
 
   async get(principal: PlatformPrincipal, packageId: string) {
     const pkg = await this.owned(principal, packageId);
-    const versions: VersionRow[] = await this.dataSource.query(
-      `SELECT ${VERSION_COLUMNS} FROM package_versions WHERE package_id = $1 ORDER BY major DESC, minor DESC, patch DESC`,
-      [pkg.id],
-    );
+    const versions = await this.versionRows.listForPackage(pkg.id);
     return toPackageDto(pkg, versions);
   }
 
   /** The package when the principal may act on it; another developer's is `insufficient_scope` (403). */
-  async owned(principal: PlatformPrincipal, packageId: string, manager?: EntityManager): Promise<PackageRow> {
-    const db = manager ?? this.dataSource;
-    const [row]: PackageRow[] = isId(packageId, 'pkg')
-      ? await db.query(`SELECT ${PACKAGE_COLUMNS} FROM packages WHERE id = $1`, [packageId])
-      : [];
+  async owned(principal: PlatformPrincipal, packageId: string, manager?: Tx): Promise<PackageRow> {
+    const row = isId(packageId, 'pkg') ? await this.packageRows.findById(packageId, manager) : null;
     if (!row) throw new ProblemError('not_found', `No package ${packageId}`);
     const allowed = principal.kind === 'app' ? principal.appId === row.app_id : principal.developerId === row.developer_id;
     if (!allowed) throw new ProblemError('insufficient_scope', `Package ${packageId} belongs to another developer`);
@@ -185,50 +144,37 @@ export class PackagesService {
    * latest one before anything is published (so providers can test first).
    */
   async webhookEventTypes(appId: string): Promise<Map<string, WebhookEventType>> {
-    const rows: Array<{ capabilities: CapabilityDescriptor[] }> = await this.dataSource.query(
-      `SELECT v.capabilities FROM packages p
-         JOIN package_versions v ON v.id = COALESCE(p.published_version_id, p.latest_version_id)
-        WHERE p.app_id = $1 AND p.suspended_at IS NULL`,
-      [appId],
-    );
+    const packages = await this.packageRows.liveCapabilitiesForApp(appId);
     const types = new Map<string, WebhookEventType>();
-    for (const row of rows) {
-      for (const capability of row.capabilities) {
+    for (const capabilities of packages) {
+      for (const capability of capabilities) {
         for (const event of capability.type === 'webhook' ? (capability.events ?? []) : []) types.set(event.type, event);
       }
     }
     return types;
   }
 
-  async version(packageId: string, versionId: string, manager?: EntityManager, lock = false): Promise<VersionRow> {
-    const db = manager ?? this.dataSource;
-    const [row]: VersionRow[] = isId(versionId, 'ver')
-      ? await db.query(`SELECT ${VERSION_COLUMNS} FROM package_versions WHERE id = $1 AND package_id = $2${lock ? ' FOR UPDATE' : ''}`, [
-          versionId,
-          packageId,
-        ])
-      : [];
+  async version(packageId: string, versionId: string, manager?: Tx, lock = false): Promise<VersionRow> {
+    const row = isId(versionId, 'ver') ? await this.versionRows.findInPackage(packageId, versionId, manager, lock) : null;
     if (!row) throw new ProblemError('not_found', `No version ${versionId} in package ${packageId}`);
     return row;
   }
 
+  /** Activity on a package (an install) keeps a published package from being suspended for inactivity; inside the caller's transaction. */
+  async recordActivity(tx: Tx, packageId: string): Promise<void> {
+    await this.packageRows.touchActivity(tx, packageId);
+  }
+
   private async insertVersion(
-    manager: EntityManager,
+    manager: Tx,
     packageId: string,
     text: string,
     version: { major: number; minor: number; patch: number },
     capabilities: CapabilityDescriptor[],
     runtimeUrl: string | null,
   ): Promise<VersionRow> {
-    const [row]: VersionRow[] = await manager.query(
-      `INSERT INTO package_versions (id, package_id, version, major, minor, patch, capabilities, runtime_url)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${VERSION_COLUMNS}`,
-      [newId('ver'), packageId, text, version.major, version.minor, version.patch, JSON.stringify(capabilities), runtimeUrl],
-    );
-    await manager.query(`UPDATE packages SET latest_version_id = $2, last_activity_at = now(), updated_at = now() WHERE id = $1`, [
-      packageId,
-      row.id,
-    ]);
+    const row = await this.versionRows.insert(manager, { id: newId('ver'), packageId, text, version, capabilities, runtimeUrl });
+    await this.packageRows.setLatestVersion(manager, packageId, row.id);
     return row;
   }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
@@ -8,10 +8,13 @@ import { ConformanceReport, ConformanceRunner } from '../conformance/conformance
 import { ConformanceRuns, RunRow, toRunDto } from '../conformance/conformance-runs.service';
 import { FULL_RUN_JOB } from '../conformance/conformance.queue';
 import { WebhookReceivers } from '../conformance/webhook-receivers';
+import type { Tx } from '../../infra/database/sql-repository';
 import { JobOutbox } from '../../infra/queue/job-outbox';
 import { DomainEvents } from '../events/domain-events';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
-import { PACKAGE_COLUMNS, PackageRow, PackagesService, toPackageDto, toVersionDto, VERSION_COLUMNS, VersionRow } from './packages.service';
+import { PackageVersionsRepository, VersionRow } from './package-versions.repository';
+import { PackageRow, PackagesRepository } from './packages.repository';
+import { PackagesService, toPackageDto, toVersionDto } from './packages.service';
 import { assertMove } from './version-states';
 
 export const PASSING_SCORE = 80;
@@ -37,6 +40,8 @@ export class VersionLifecycle {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly packages: PackagesService,
+    private readonly packageRows: PackagesRepository,
+    private readonly versionRows: PackageVersionsRepository,
     private readonly runner: ConformanceRunner,
     private readonly runs: ConformanceRuns,
     private readonly jobs: JobOutbox,
@@ -96,13 +101,9 @@ export class VersionLifecycle {
     return this.dataSource.transaction(async (manager) => {
       const current = await this.packages.version(pkg.id, version.id, manager, true);
       assertMove('submit', current.state, current.id);
-      const [developer]: Array<{ email: string }> = await manager.query(`SELECT email FROM developers WHERE id = $1`, [pkg.developer_id]);
-      const [[updated]]: [VersionRow[], number] = await manager.query(
-        `UPDATE package_versions SET state = $2, submitted_at = now(), submitted_by = $3, review_reason = NULL, updated_at = now()
-          WHERE id = $1 RETURNING ${VERSION_COLUMNS}`,
-        [version.id, manual ? 'in_review' : 'approved', developer.email],
-      );
-      await manager.query(`UPDATE packages SET last_activity_at = now() WHERE id = $1`, [pkg.id]);
+      const submittedBy = await this.packageRows.developerEmail(manager, pkg.developer_id);
+      const updated = await this.versionRows.markSubmitted(manager, version.id, manual ? 'in_review' : 'approved', submittedBy);
+      await this.packageRows.touchActivity(manager, pkg.id);
       await this.events.record(manager, {
         type: PACKAGE_EVENTS.submitted,
         payload: {
@@ -113,7 +114,7 @@ export class VersionLifecycle {
             version: version.version,
             name: pkg.name,
             risk_tier: pkg.risk_tier,
-            submitted_by: developer.email,
+            submitted_by: submittedBy,
           },
         },
       });
@@ -122,34 +123,23 @@ export class VersionLifecycle {
   }
 
   async approve(packageId: string, versionId: string) {
-    return this.move(packageId, versionId, 'approve', `state = 'approved', decided_at = now(), review_reason = NULL`);
+    return this.move(packageId, versionId, 'approve', (tx) => this.versionRows.approve(tx, packageId, versionId));
   }
 
   async reject(packageId: string, versionId: string, reason: string) {
-    return this.move(packageId, versionId, 'reject', `state = 'draft', decided_at = now(), review_reason = $3`, [reason]);
+    return this.move(packageId, versionId, 'reject', (tx) => this.versionRows.reject(tx, packageId, versionId, reason));
   }
 
   async publish(principal: PlatformPrincipal, packageId: string, versionId: string) {
     const pkg = await this.packages.owned(principal, packageId);
     this.refuseSuspended(pkg);
     return this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT id FROM packages WHERE id = $1 FOR UPDATE`, [pkg.id]);
+      await this.packageRows.lock(manager, pkg.id);
       const version = await this.packages.version(pkg.id, versionId, manager, true);
       assertMove('publish', version.state, version.id);
-      await manager.query(
-        `UPDATE package_versions SET state = 'superseded', updated_at = now() WHERE package_id = $1 AND state = 'published'`,
-        [pkg.id],
-      );
-      const [[published]]: [VersionRow[], number] = await manager.query(
-        `UPDATE package_versions SET state = 'published', published_at = now(), updated_at = now() WHERE id = $1
-         RETURNING ${VERSION_COLUMNS}`,
-        [version.id],
-      );
-      const [[row]]: [PackageRow[], number] = await manager.query(
-        `UPDATE packages SET published_version_id = $2, last_activity_at = now(), updated_at = now() WHERE id = $1
-         RETURNING ${PACKAGE_COLUMNS}`,
-        [pkg.id, version.id],
-      );
+      await this.versionRows.supersedePublished(manager, pkg.id);
+      const published = await this.versionRows.markPublished(manager, version.id);
+      const row = await this.packageRows.setPublishedVersion(manager, pkg.id, version.id);
       const catalogUrl = `${this.config.publicBaseUrl}/v1/marketplace/packages/${pkg.slug}`;
       await this.events.record(manager, {
         type: PACKAGE_EVENTS.published,
@@ -163,19 +153,12 @@ export class VersionLifecycle {
   }
 
   /** Suspends a package (operator, inactivity or sustained health check failures). */
-  async suspend(packageId: string, suspension: { reason: string; message: string; remediation: string }, manager?: EntityManager) {
-    const work = async (m: EntityManager) => {
-      const [[row]]: [PackageRow[], number] = await m.query(
-        `UPDATE packages SET suspended_at = now(), suspension = $2, updated_at = now() WHERE id = $1 AND suspended_at IS NULL
-         RETURNING ${PACKAGE_COLUMNS}`,
-        [packageId, JSON.stringify(suspension)],
-      );
+  async suspend(packageId: string, suspension: { reason: string; message: string; remediation: string }, manager?: Tx) {
+    const work = async (m: Tx) => {
+      const row = await this.packageRows.suspend(m, packageId, suspension);
       if (!row) {
-        const [exists]: Array<{ suspended: boolean }> = await m.query(
-          `SELECT suspended_at IS NOT NULL AS suspended FROM packages WHERE id = $1`,
-          [packageId],
-        );
-        if (!exists) throw new ProblemError('not_found', `No package ${packageId}`);
+        const suspended = await this.packageRows.isSuspended(m, packageId);
+        if (suspended === null) throw new ProblemError('not_found', `No package ${packageId}`);
         throw new ProblemError('conflict', `Package ${packageId} is already suspended`);
       }
       await this.events.record(m, {
@@ -198,13 +181,8 @@ export class VersionLifecycle {
 
   /** Suspends published packages idle for `PACKAGE_INACTIVITY_DAYS` (retention job). Returns how many. */
   async suspendInactive(): Promise<number> {
-    const idle: Array<{ id: string }> = await this.dataSource.query(
-      `SELECT id FROM packages
-        WHERE suspended_at IS NULL AND published_version_id IS NOT NULL AND last_activity_at < now() - make_interval(days => $1)
-        ORDER BY last_activity_at LIMIT 500`,
-      [this.config.packageInactivityDays],
-    );
-    for (const { id } of idle) {
+    const idle = await this.packageRows.idleSince(this.config.packageInactivityDays);
+    for (const id of idle) {
       await this.suspend(id, {
         reason: 'inactivity',
         message: `No activity for ${this.config.packageInactivityDays} days`,
@@ -217,23 +195,13 @@ export class VersionLifecycle {
   }
 
   async reinstate(packageId: string) {
-    const [[row]]: [PackageRow[], number] = await this.dataSource.query(
-      `UPDATE packages SET suspended_at = NULL, suspension = NULL, last_activity_at = now(), updated_at = now() WHERE id = $1 AND suspended_at IS NOT NULL
-       RETURNING ${PACKAGE_COLUMNS}`,
-      [packageId],
-    );
+    const row = await this.packageRows.reinstate(packageId);
     if (!row) throw new ProblemError('conflict', `Package ${packageId} is not suspended (or does not exist)`);
     return toPackageDto(row);
   }
 
   async reviewQueue() {
-    const rows: Array<VersionRow & { name: string; slug: string; risk_tier: string; app_id: string; submitted_by: string }> =
-      await this.dataSource.query(
-        `SELECT v.id, v.package_id, v.version, v.capabilities, v.runtime_url, v.state, v.review_reason, v.submitted_at, v.published_at, v.created_at, v.submitted_by,
-              p.name, p.slug, p.risk_tier, p.app_id
-         FROM package_versions v JOIN packages p ON p.id = v.package_id
-        WHERE v.state = 'in_review' ORDER BY v.submitted_at, v.id`,
-      );
+    const rows = await this.versionRows.reviewQueue();
     return {
       reviews: rows.map((r) => ({
         ...toVersionDto(r),
@@ -290,16 +258,11 @@ export class VersionLifecycle {
       throw new ProblemError('account_suspended', `Package ${pkg.id} is suspended; contact support to request reinstatement`);
   }
 
-  private async move(packageId: string, versionId: string, move: 'approve' | 'reject', set: string, extra: unknown[] = []) {
+  private async move(packageId: string, versionId: string, move: 'approve' | 'reject', decide: (tx: Tx) => Promise<VersionRow>) {
     return this.dataSource.transaction(async (manager) => {
       const version = await this.packages.version(packageId, versionId, manager, true);
       assertMove(move, version.state, version.id);
-      const [[updated]]: [VersionRow[], number] = await manager.query(
-        `UPDATE package_versions SET ${set}, updated_at = now() WHERE id = $1 AND package_id = $2
-         RETURNING ${VERSION_COLUMNS}`,
-        [versionId, packageId, ...extra],
-      );
-      return toVersionDto(updated);
+      return toVersionDto(await decide(manager));
     });
   }
 }

@@ -1,14 +1,11 @@
-import { inBatches } from '../../infra/database/in-batches';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { Idempotency } from '../../common/idempotency/idempotency.service';
 import { isId, newId } from '../../common/ids';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { ExportPendingDto, ExportResultDto } from './dto/privacy.dto';
-import { ExportEntity } from './entities/export.entity';
+import { ExportsRepository, SoulExport } from './exports.repository';
 import { EXPORT_LIFETIME_MS, EXPORT_MEDIA, ExportFormat, isExportFormat } from './export-formats';
 import { JobOutbox } from '../../infra/queue/job-outbox';
 import { EXPORT_BUILD_JOB } from './exports.queue';
@@ -28,7 +25,7 @@ export class ExportsService {
   private readonly logger = new Logger(ExportsService.name);
 
   constructor(
-    @InjectRepository(ExportEntity) private readonly exports: Repository<ExportEntity>,
+    private readonly exports: ExportsRepository,
     private readonly idempotency: Idempotency,
     private readonly jobs: JobOutbox,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -42,14 +39,12 @@ export class ExportsService {
    */
   async request(userId: string, format: ExportFormat, idempotencyKey?: string): Promise<ExportResultDto> {
     const { body, replayed } = await this.idempotency.run(userId, EXPORT_SCOPE, idempotencyKey, { format }, async (manager) => {
-      const entity = manager.create(ExportEntity, {
+      const entity = await this.exports.insertPending(manager, {
         id: newId('exp'),
         userId,
         format,
-        status: 'pending',
         expiresAt: new Date(Date.now() + EXPORT_LIFETIME_MS),
       });
-      await manager.insert(ExportEntity, entity);
       await this.jobs.record(manager, { ...EXPORT_BUILD_JOB, id: entity.id, data: { exportId: entity.id } });
       return { status: 202, body: this.toResult(entity) };
     });
@@ -63,7 +58,7 @@ export class ExportsService {
    * else, like an unknown id, gets 404 so ids cannot be probed.
    */
   async download(userId: string, exportId: string): Promise<ExportDownload> {
-    const row = isId(exportId, 'exp') ? await this.exports.findOne({ where: { id: exportId, userId } }) : null;
+    const row = isId(exportId, 'exp') ? await this.exports.findForUser(userId, exportId) : null;
     if (!row) throw new ApiError('NOT_FOUND', `No export ${exportId}`);
     if (row.expiresAt.getTime() <= Date.now()) {
       throw new ApiError('GONE', `Export ${row.id} expired at ${row.expiresAt.toISOString()}; request a new one with POST /v1/soul/export`);
@@ -83,10 +78,7 @@ export class ExportsService {
 
   /** Records the final failure of a build (after BullMQ's last attempt). */
   async markFailed(exportId: string, error: string): Promise<void> {
-    await this.exports.update(
-      { id: exportId, status: 'pending' },
-      { status: 'failed', error: error.slice(0, 2000), completedAt: new Date() },
-    );
+    await this.exports.markFailed(exportId, error.slice(0, 2000));
   }
 
   /**
@@ -96,23 +88,13 @@ export class ExportsService {
    * then it is deleted.
    */
   async purgeExpired(): Promise<{ exportContentsDropped: number; exportsPurged: number }> {
-    const exportContentsDropped = await inBatches(
-      this.exports,
-      `UPDATE exports SET content = NULL WHERE id IN (
-         SELECT id FROM exports WHERE expires_at <= now() AND content IS NOT NULL LIMIT $1)`,
-      [],
-    );
-    const exportsPurged = await inBatches(
-      this.exports,
-      `DELETE FROM exports WHERE id IN (
-         SELECT id FROM exports WHERE expires_at < now() - make_interval(days => $2) LIMIT $1)`,
-      [EXPIRED_EXPORT_RETENTION_DAYS],
-    );
+    const exportContentsDropped = await this.exports.dropExpiredContents();
+    const exportsPurged = await this.exports.deleteExpiredBefore(EXPIRED_EXPORT_RETENTION_DAYS);
     if (exportContentsDropped || exportsPurged) this.logger.log({ exportContentsDropped, exportsPurged }, 'purged expired exports');
     return { exportContentsDropped, exportsPurged };
   }
 
-  private toResult(entity: ExportEntity): ExportResultDto {
+  private toResult(entity: SoulExport): ExportResultDto {
     return {
       id: entity.id,
       status: entity.status,

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
-import { PERSONAL_DATA_SECTION, PersonalDataSource } from './personal-data';
+import { PERSONAL_DATA_SECTION, PersonalDataSource } from '../../common/personal-data';
 
 /** Keys the export document and the deletion summary use for themselves. */
 const RESERVED_SECTIONS = new Set(['exported_at', 'format_version', 'profile', 'soul', 'exports']);

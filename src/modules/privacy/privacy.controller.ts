@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
-import { UserApi } from '../auth/user-auth.guard';
+import { AuthenticatedUser, CurrentUser } from '../access/authenticated-user';
+import { UserApi } from '../access/user-auth.guard';
 import { DeletionResultDto, ExportPendingDto, ExportResultDto, RequestExportDto } from './dto/privacy.dto';
 import { EXPORT_RETRY_AFTER_SECONDS } from './export-formats';
 import { ExportsService } from './exports.service';

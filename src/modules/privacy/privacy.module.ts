@@ -1,9 +1,11 @@
 import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
 import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { SoulModule } from '../soul/soul.module';
 import { ExportEntity } from './entities/export.entity';
+import { ExportsRepository } from './exports.repository';
 import { ExportsService } from './exports.service';
 import { PersonalDataSections } from './personal-data-sections';
 import { PrivacyController } from './privacy.controller';
@@ -18,9 +20,9 @@ import { SoulExportBuilder } from './soul-export.builder';
  * the builder and service exported here.
  */
 @Module({
-  imports: [DiscoveryModule, TypeOrmModule.forFeature([ExportEntity]), AuthModule, SoulModule],
+  imports: [DiscoveryModule, TypeOrmModule.forFeature([ExportEntity]), AccessModule, AuthModule, SoulModule],
   controllers: [PrivacyController],
-  providers: [PersonalDataSections, ExportsService, SoulExportBuilder, SoulEraser, SoulRenewal],
-  exports: [ExportsService, SoulExportBuilder, PersonalDataSections],
+  providers: [PersonalDataSections, ExportsRepository, ExportsService, SoulExportBuilder, SoulEraser, SoulRenewal],
+  exports: [ExportsService, ExportsRepository, SoulExportBuilder, PersonalDataSections],
 })
 export class PrivacyModule {}

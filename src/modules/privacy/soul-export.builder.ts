@@ -4,7 +4,7 @@ import { UnrecoverableError } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { UsersService } from '../auth/users.service';
 import { SoulService, toSoulDto } from '../soul/soul.service';
-import { ExportEntity } from './entities/export.entity';
+import { ExportsRepository } from './exports.repository';
 import { ExportProfile, renderJson, renderMarkdown, SoulExportDocument } from './export-document';
 import { EXPORT_FORMAT_VERSION, EXPORT_MEDIA, isExportFormat } from './export-formats';
 import { BuildExportResult } from './exports.queue';
@@ -18,6 +18,7 @@ export class SoulExportBuilder {
     private readonly users: UsersService,
     private readonly souls: SoulService,
     private readonly sections: PersonalDataSections,
+    private readonly exports: ExportsRepository,
   ) {}
 
   /**
@@ -26,8 +27,7 @@ export class SoulExportBuilder {
    * the soul record meanwhile), so a repeated job changes nothing.
    */
   async build(exportId: string): Promise<BuildExportResult> {
-    const exports = this.dataSource.getRepository(ExportEntity);
-    const row = await exports.findOne({ where: { id: exportId } });
+    const row = await this.exports.findById(exportId);
     if (!row) return { exportId, outcome: 'skipped', reason: 'the export no longer exists' };
     if (row.status !== 'pending') return { exportId, outcome: 'skipped', reason: `the export is already ${row.status}` };
     if (row.expiresAt.getTime() <= Date.now()) return { exportId, outcome: 'skipped', reason: 'the export expired before it was built' };
@@ -35,11 +35,8 @@ export class SoulExportBuilder {
 
     const document = await this.collect(row.userId);
     const content = row.format === 'markdown' ? renderMarkdown(document, row.id) : renderJson(document);
-    const stored = await exports.update(
-      { id: exportId, status: 'pending' },
-      { status: 'ready', content, contentType: EXPORT_MEDIA[row.format].contentType, completedAt: new Date(), error: null },
-    );
-    if (!stored.affected) return { exportId, outcome: 'skipped', reason: 'the export changed while it was built' };
+    const stored = await this.exports.storeBuilt(exportId, content, EXPORT_MEDIA[row.format].contentType);
+    if (!stored) return { exportId, outcome: 'skipped', reason: 'the export changed while it was built' };
     return { exportId, outcome: 'built', bytes: Buffer.byteLength(content) };
   }
 
@@ -61,8 +58,7 @@ export class SoulExportBuilder {
     };
 
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
-      await manager.query('SET TRANSACTION READ ONLY');
-      const [{ now }]: Array<{ now: Date }> = await manager.query('SELECT now() AS now');
+      const now = await this.exports.readOnlySnapshot(manager);
       const soul = await this.souls.findByUser(userId, manager);
       const document: SoulExportDocument = {
         exported_at: now.toISOString(),

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
-import { SessionCache } from '../auth/session-cache';
+import { SessionCache } from '../access/session-cache';
+import { UsersService } from '../auth/users.service';
 import { SoulDto } from '../soul/dto/soul.dto';
 import { SoulService, toSoulDto } from '../soul/soul.service';
 
@@ -17,19 +18,18 @@ export class SoulRenewal {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly souls: SoulService,
     private readonly checkedSessions: SessionCache,
+    private readonly users: UsersService,
   ) {}
 
   async create(userId: string): Promise<SoulDto> {
     const soul = await this.dataSource.transaction(async (manager) => {
       // The same lock as the erasure: a creation and a deletion of one user's record never interleave.
-      const [locked]: unknown[] = await manager.query(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, [userId]);
-      if (!locked) throw new ApiError('UNAUTHORIZED', 'This user no longer exists');
+      if (!(await this.users.lockForSoulChange(manager, userId))) throw new ApiError('UNAUTHORIZED', 'This user no longer exists');
       if (await this.souls.findByUser(userId, manager)) {
         throw new ApiError('CONFLICT', 'This user already has a soul record; change it with PATCH /v1/soul');
       }
       const created = await this.souls.createInitial(manager, userId);
-      // The users table belongs to auth; the deletion marker is privacy's (SoulEraser sets it).
-      await manager.query(`UPDATE users SET soul_deleted_at = NULL WHERE id = $1`, [userId]);
+      await this.users.clearSoulDeleted(manager, userId);
       return created;
     });
     // `/v1/me` shows soul_id from the session check: it must show the new one.

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { AppsService, MAX_SECRET_GRACE_SECONDS } from './apps.service';
 import { PlatformRoute } from './auth/platform-auth.guard';
@@ -8,7 +8,17 @@ import { AppDto, CreateAppDto, RuntimeAppDto, UpdateAppDto } from './dto/app.dto
 import { AppListDto } from './dto/provider-responses.dto';
 
 class RotateSecretDto {
-  @IsOptional() @IsInt() @Min(0) @Max(MAX_SECRET_GRACE_SECONDS) grace_period_seconds?: number;
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_SECRET_GRACE_SECONDS,
+    description: 'How long the old secret keeps working; 0 (the default) ends it now',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_SECRET_GRACE_SECONDS)
+  grace_period_seconds?: number;
 }
 
 @ApiTags('provider apps')

@@ -1,35 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
 import { OutboundHttp } from '../../common/http/outbound-http';
+import type { Tx } from '../../infra/database/sql-repository';
+import { APP_TIERS, AppTier } from '../../common/app-tiers';
 import type { AppWebhookSetup } from './app-webhook-setup';
+import { AppRow, AppsRepository } from './apps.repository';
 import { PlatformPrincipal } from './auth/platform-principal';
 import { AppDto, CreateAppDto, UpdateAppDto } from './dto/app.dto';
 import { PLATFORM_SCOPES } from './scopes';
 import { hashToken, newSecret } from './secrets';
 
-export interface AppRow {
-  id: string;
-  developer_id: string;
-  name: string;
-  description: string;
-  redirect_uris: string[];
-  webhook_url: string | null;
-  scopes: string[];
-  client_id: string;
-  tier: AppTier;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** Provider tiers (spec: Limits, provider platform): Free unless an operator moves the app. */
-export const APP_TIERS = ['free', 'pro', 'enterprise'] as const;
-export type AppTier = (typeof APP_TIERS)[number];
-
-const COLUMNS = 'id, developer_id, name, description, redirect_uris, webhook_url, scopes, client_id, tier, created_at, updated_at';
 /** Longest a rotated-out client secret may keep working. */
 export const MAX_SECRET_GRACE_SECONDS = 86_400;
 
@@ -58,6 +42,7 @@ export class AppsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly http: OutboundHttp,
+    private readonly apps: AppsRepository,
   ) {}
 
   /** The webhooks area plugs in what a `webhook_url` sets up (see AppWebhookSetup). */
@@ -74,21 +59,17 @@ export class AppsService {
     const webhookUrl = input.webhook_url === undefined ? null : (await this.checkWebhookUrl(input.webhook_url)).toString();
     const clientSecret = newSecret('cs');
     return this.dataSource.transaction(async (manager) => {
-      const [row]: AppRow[] = await manager.query(
-        `INSERT INTO apps (id, developer_id, name, description, redirect_uris, webhook_url, scopes, client_id, client_secret_hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-        [
-          newId('app'),
-          developerId,
-          input.name.trim(),
-          input.description ?? '',
-          input.redirect_uris ?? [],
-          webhookUrl,
-          input.scopes ?? [...PLATFORM_SCOPES],
-          `cid_${randomBytes(16).toString('hex')}`,
-          hashToken(clientSecret),
-        ],
-      );
+      const row = await this.apps.insert(manager, {
+        id: newId('app'),
+        developerId,
+        name: input.name.trim(),
+        description: input.description ?? '',
+        redirectUris: input.redirect_uris ?? [],
+        webhookUrl,
+        scopes: input.scopes ?? [...PLATFORM_SCOPES],
+        clientId: `cid_${randomBytes(16).toString('hex')}`,
+        clientSecretHash: hashToken(clientSecret),
+      });
       const webhookSecret = webhookUrl ? await this.provisionWebhook(manager, row.id) : null;
       return toDto(row, clientSecret, webhookSecret);
     });
@@ -97,10 +78,8 @@ export class AppsService {
   async list(principal: PlatformPrincipal): Promise<{ apps: AppDto[] }> {
     const rows: AppRow[] =
       principal.kind === 'app'
-        ? await this.dataSource.query(`SELECT ${COLUMNS} FROM apps WHERE id = $1`, [principal.appId])
-        : await this.dataSource.query(`SELECT ${COLUMNS} FROM apps WHERE developer_id = $1 ORDER BY created_at, id`, [
-            principal.developerId,
-          ]);
+        ? [await this.apps.findById(principal.appId)].filter((row): row is AppRow => row !== null)
+        : await this.apps.listForDeveloper(principal.developerId);
     return { apps: rows.map((row) => toDto(row)) };
   }
 
@@ -117,26 +96,13 @@ export class AppsService {
     await this.owned(principal, appId);
     const webhookUrl = input.webhook_url === undefined ? undefined : (await this.checkWebhookUrl(input.webhook_url)).toString();
     return this.dataSource.transaction(async (manager) => {
-      // UPDATE … RETURNING answers [rows, affectedCount] through TypeORM's PostgreSQL driver.
-      const [[row]]: [AppRow[], number] = await manager.query(
-        `UPDATE apps SET
-         name = COALESCE($2, name),
-         description = COALESCE($3, description),
-         redirect_uris = COALESCE($4, redirect_uris),
-         webhook_url = CASE WHEN $5::boolean THEN $6 ELSE webhook_url END,
-         scopes = COALESCE($7, scopes),
-         updated_at = now()
-       WHERE id = $1 RETURNING ${COLUMNS}`,
-        [
-          appId,
-          input.name?.trim() ?? null,
-          input.description ?? null,
-          input.redirect_uris ?? null,
-          webhookUrl !== undefined,
-          webhookUrl ?? null,
-          input.scopes ?? null,
-        ],
-      );
+      const row = (await this.apps.update(manager, appId, {
+        name: input.name?.trim() ?? null,
+        description: input.description ?? null,
+        redirectUris: input.redirect_uris ?? null,
+        webhookUrl,
+        scopes: input.scopes ?? null,
+      }))!;
       const webhookSecret = webhookUrl !== undefined ? await this.provisionWebhook(manager, appId) : null;
       return toDto(row, undefined, webhookSecret);
     });
@@ -147,17 +113,14 @@ export class AppsService {
     if (!(APP_TIERS as readonly string[]).includes(tier)) {
       throw new ProblemError('invalid_format', `tier must be one of ${APP_TIERS.join(', ')}`, { field: 'tier' });
     }
-    const [[row]]: [AppRow[], number] = isId(appId, 'app')
-      ? await this.dataSource.query(`UPDATE apps SET tier = $2, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`, [appId, tier])
-      : [[], 0];
+    const row = isId(appId, 'app') ? await this.apps.setTier(appId, tier) : null;
     if (!row) throw new ProblemError('not_found', `No app ${appId}`);
     return toDto(row);
   }
 
   /** The app's provider tier; Free for an unknown app (worker side, no principal). */
   async tierOf(appId: string): Promise<AppTier> {
-    const [row]: Array<{ tier: AppTier }> = await this.dataSource.query(`SELECT tier FROM apps WHERE id = $1`, [appId]);
-    return row?.tier ?? 'free';
+    return (await this.apps.tierOf(appId)) ?? 'free';
   }
 
   /**
@@ -174,14 +137,7 @@ export class AppsService {
     }
     await this.owned(principal, appId);
     const clientSecret = newSecret('cs');
-    const [[row]]: [AppRow[], number] = await this.dataSource.query(
-      `UPDATE apps SET
-         previous_secret_hash = CASE WHEN $3 > 0 THEN client_secret_hash ELSE NULL END,
-         previous_secret_expires_at = CASE WHEN $3 > 0 THEN now() + make_interval(secs => $3) ELSE NULL END,
-         client_secret_hash = $2, secret_generation = secret_generation + 1, secret_rotated_at = now(), updated_at = now()
-       WHERE id = $1 RETURNING ${COLUMNS}`,
-      [appId, hashToken(clientSecret), gracePeriodSeconds],
-    );
+    const row = (await this.apps.rotateSecret(appId, hashToken(clientSecret), gracePeriodSeconds))!;
     return toDto(row, clientSecret);
   }
 
@@ -190,11 +146,7 @@ export class AppsService {
    * side, no principal): the app's `webhook_url` and its developer's email.
    */
   async webhookTarget(appId: string): Promise<{ webhook_url: string | null; developer_email: string } | null> {
-    const [row]: Array<{ webhook_url: string | null; developer_email: string }> = await this.dataSource.query(
-      `SELECT a.webhook_url, d.email AS developer_email FROM apps a JOIN developers d ON d.id = a.developer_id WHERE a.id = $1`,
-      [appId],
-    );
-    return row ?? null;
+    return this.apps.webhookTarget(appId);
   }
 
   /**
@@ -202,7 +154,7 @@ export class AppsService {
    * `insufficient_scope` (403) as the spec prescribes; an unknown id `not_found`.
    */
   async owned(principal: PlatformPrincipal, appId: string): Promise<AppRow> {
-    const [row]: AppRow[] = isId(appId, 'app') ? await this.dataSource.query(`SELECT ${COLUMNS} FROM apps WHERE id = $1`, [appId]) : [];
+    const row = isId(appId, 'app') ? await this.apps.findById(appId) : null;
     if (!row) throw new ProblemError('not_found', `No app ${appId}`);
     const allowed = principal.kind === 'app' ? principal.appId === row.id : principal.developerId === row.developer_id;
     if (!allowed) throw new ProblemError('insufficient_scope', `App ${appId} belongs to another developer`);
@@ -214,7 +166,7 @@ export class AppsService {
     return this.http.assertCallable(url, 'webhook_url');
   }
 
-  private async provisionWebhook(manager: EntityManager, appId: string): Promise<string | null> {
+  private async provisionWebhook(manager: Tx, appId: string): Promise<string | null> {
     if (!this.webhookSetup) throw new Error('No webhook set-up is registered: WebhooksModule must be loaded with ProvidersModule');
     return this.webhookSetup.ensureProfile(manager, appId);
   }

@@ -2,30 +2,23 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { authenticator } from 'otplib';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { ProblemError } from '../../common/errors/problem-error';
 import { newId } from '../../common/ids';
 import { RateLimits } from '../../common/rate-limit/rate-limits.service';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
+import type { Tx } from '../../infra/database/sql-repository';
 import { MailOutbox } from '../../infra/mail/mail-outbox';
 import { matchingTotpStep } from './developer-totp';
+import { DeveloperRow, DevelopersRepository } from './developers.repository';
 import { AccountDto, AccountRequestedDto, CreateAccountDto } from './dto/account.dto';
+import { EmailVerificationsRepository } from './email-verifications.repository';
 import { hashPassword, hashToken, newSecret } from './secrets';
 
 export const VERIFICATION_LIFETIME_HOURS = 24;
 const MFA_ISSUER = 'Service';
-
-interface DeveloperRow {
-  id: string;
-  company_name: string;
-  email: string;
-  email_verified_at: Date | null;
-  mfa_enabled_at: Date | null;
-  status: string;
-  created_at: Date;
-}
 
 export function toAccountDto(row: DeveloperRow): AccountDto {
   return {
@@ -49,6 +42,8 @@ export class DeveloperAccounts {
     private readonly mail: MailOutbox,
     private readonly secretBox: SecretBox,
     private readonly limits: RateLimits,
+    private readonly developers: DevelopersRepository,
+    private readonly verifications: EmailVerificationsRepository,
   ) {}
 
   /**
@@ -64,13 +59,13 @@ export class DeveloperAccounts {
     }
     const passwordHash = await hashPassword(input.password);
     await this.dataSource.transaction(async (manager) => {
-      const rows: DeveloperRow[] = await manager.query(
-        `INSERT INTO developers (id, company_name, email, password_hash) VALUES ($1, $2, $3, $4)
-         ON CONFLICT ((lower(email))) DO NOTHING
-         RETURNING id, company_name, email, email_verified_at, mfa_enabled_at, status, created_at`,
-        [newId('dev'), input.company_name.trim(), email, passwordHash],
-      );
-      if (rows.length === 1) await this.sendVerification(manager, rows[0]);
+      const created = await this.developers.insertUnlessEmailTaken(manager, {
+        id: newId('dev'),
+        companyName: input.company_name.trim(),
+        email,
+        passwordHash,
+      });
+      if (created) await this.sendVerification(manager, created);
       else await this.sendSignUpNotice(manager, email);
     });
     return {
@@ -81,11 +76,7 @@ export class DeveloperAccounts {
 
   async verify(token: string): Promise<AccountDto> {
     return this.dataSource.transaction(async (manager) => {
-      const [link]: Array<{ id: string; developer_id: string; expired: boolean; used_at: Date | null; invalidated_at: Date | null }> =
-        await manager.query(
-          `SELECT id, developer_id, expires_at < now() AS expired, used_at, invalidated_at FROM email_verifications WHERE token_hash = $1 FOR UPDATE`,
-          [hashToken(token)],
-        );
+      const link = await this.verifications.findForUpdate(manager, hashToken(token));
       if (!link) throw new ProblemError('bad_request', 'This verification token is unknown; request a new link', { field: 'token' });
       if (link.used_at) throw new ProblemError('bad_request', 'This verification link was already used', { field: 'token' });
       if (link.invalidated_at)
@@ -98,14 +89,8 @@ export class DeveloperAccounts {
           `This verification link expired (links are valid for ${VERIFICATION_LIFETIME_HOURS} hours); request a new one`,
           { field: 'token' },
         );
-      await manager.query(`UPDATE email_verifications SET used_at = now() WHERE id = $1`, [link.id]);
-      // UPDATE … RETURNING answers [rows, affectedCount] through TypeORM's PostgreSQL driver.
-      const [[row]]: [DeveloperRow[], number] = await manager.query(
-        `UPDATE developers SET email_verified_at = COALESCE(email_verified_at, now()), updated_at = now() WHERE id = $1
-         RETURNING id, company_name, email, email_verified_at, mfa_enabled_at, status, created_at`,
-        [link.developer_id],
-      );
-      return toAccountDto(row);
+      await this.verifications.markUsed(manager, link.id);
+      return toAccountDto((await this.developers.markEmailVerified(manager, link.developer_id))!);
     });
   }
 
@@ -129,48 +114,29 @@ export class DeveloperAccounts {
       }
     }
     await this.dataSource.transaction(async (manager) => {
-      const [row]: DeveloperRow[] = await manager.query(
-        `SELECT id, company_name, email, email_verified_at, mfa_enabled_at, status, created_at FROM developers WHERE id = $1 FOR UPDATE`,
-        [developerId],
-      );
+      const row = (await this.developers.findForUpdate(manager, developerId))!;
       if (row.email_verified_at) throw new ProblemError('conflict', 'The email address is already verified');
-      await manager.query(
-        `UPDATE email_verifications SET invalidated_at = now() WHERE developer_id = $1 AND used_at IS NULL AND invalidated_at IS NULL`,
-        [developerId],
-      );
+      await this.verifications.invalidateOpen(manager, developerId);
       await this.sendVerification(manager, row);
     });
     return { sent: true };
   }
 
   async get(developerId: string): Promise<AccountDto> {
-    const [row]: DeveloperRow[] = await this.dataSource.query(
-      `SELECT id, company_name, email, email_verified_at, mfa_enabled_at, status, created_at FROM developers WHERE id = $1`,
-      [developerId],
-    );
-    return toAccountDto(row);
+    return toAccountDto((await this.developers.findById(developerId))!);
   }
 
   /** Starts TOTP enrolment: a new secret, shown once, inactive until confirmed with a code. */
   async enrolMfa(developerId: string): Promise<{ secret: string; otpauth_uri: string }> {
-    const [row]: Array<{ email: string; mfa_enabled_at: Date | null }> = await this.dataSource.query(
-      `SELECT email, mfa_enabled_at FROM developers WHERE id = $1`,
-      [developerId],
-    );
+    const row = (await this.developers.findMfa(developerId))!;
     if (row.mfa_enabled_at) throw new ProblemError('conflict', 'MFA is already enabled on this account');
     const secret = authenticator.generateSecret(20);
-    await this.dataSource.query(`UPDATE developers SET mfa_secret_encrypted = $2, updated_at = now() WHERE id = $1`, [
-      developerId,
-      this.secretBox.seal(secret),
-    ]);
+    await this.developers.storeMfaSecret(developerId, this.secretBox.seal(secret));
     return { secret, otpauth_uri: authenticator.keyuri(row.email, MFA_ISSUER, secret) };
   }
 
   async confirmMfa(developerId: string, code: string): Promise<AccountDto> {
-    const [row]: Array<{ mfa_secret_encrypted: string | null; mfa_enabled_at: Date | null }> = await this.dataSource.query(
-      `SELECT mfa_secret_encrypted, mfa_enabled_at FROM developers WHERE id = $1`,
-      [developerId],
-    );
+    const row = (await this.developers.findMfa(developerId))!;
     if (row.mfa_enabled_at) throw new ProblemError('conflict', 'MFA is already enabled on this account');
     if (!row.mfa_secret_encrypted) throw new ProblemError('bad_request', 'Start enrolment first with POST /v1/providers/account/mfa');
     const step = matchingTotpStep(this.secretBox.open(row.mfa_secret_encrypted), code);
@@ -180,11 +146,7 @@ export class DeveloperAccounts {
       });
     }
     // The confirming code counts as used, so it cannot log in afterwards (RFC 6238 §5.2); of concurrent confirmations one enables.
-    const [enabled]: [Array<{ id: string }>, number] = await this.dataSource.query(
-      `UPDATE developers SET mfa_enabled_at = now(), mfa_last_step = $2, updated_at = now() WHERE id = $1 AND mfa_enabled_at IS NULL RETURNING id`,
-      [developerId, step],
-    );
-    if (enabled.length === 0) throw new ProblemError('conflict', 'MFA is already enabled on this account');
+    if (!(await this.developers.enableMfa(developerId, step))) throw new ProblemError('conflict', 'MFA is already enabled on this account');
     return this.get(developerId);
   }
 
@@ -193,11 +155,8 @@ export class DeveloperAccounts {
    * the requester. At most one notice per address an hour, so sign-up
    * attempts cannot be used to flood someone's mailbox.
    */
-  private async sendSignUpNotice(manager: EntityManager, email: string): Promise<void> {
-    const [owner]: Array<{ company_name: string; email: string; email_verified_at: Date | null }> = await manager.query(
-      `SELECT company_name, email, email_verified_at FROM developers WHERE lower(email) = lower($1)`,
-      [email],
-    );
+  private async sendSignUpNotice(manager: Tx, email: string): Promise<void> {
+    const owner = await this.developers.findOwnerOfEmail(manager, email);
     if (!owner) return; // deleted meanwhile: nothing to tell
     try {
       await this.limits.limiter('signup-notice', 1, 3_600).consume(owner.email.toLowerCase());
@@ -225,12 +184,14 @@ export class DeveloperAccounts {
     });
   }
 
-  private async sendVerification(manager: EntityManager, developer: DeveloperRow): Promise<void> {
+  private async sendVerification(manager: Tx, developer: DeveloperRow): Promise<void> {
     const token = newSecret('vt');
-    await manager.query(
-      `INSERT INTO email_verifications (id, developer_id, token_hash, expires_at) VALUES ($1, $2, $3, now() + make_interval(hours => $4))`,
-      [newId('task'), developer.id, hashToken(token), VERIFICATION_LIFETIME_HOURS],
-    );
+    await this.verifications.insert(manager, {
+      id: newId('task'),
+      developerId: developer.id,
+      tokenHash: hashToken(token),
+      lifetimeHours: VERIFICATION_LIFETIME_HOURS,
+    });
     const link = `${this.config.publicBaseUrl}/console/verify-email?token=${encodeURIComponent(token)}`;
     await this.mail.enqueue(manager, {
       to: developer.email,

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
-import { DataSource } from 'typeorm';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { ProblemError } from '../../common/errors/problem-error';
 import { newId } from '../../common/ids';
 import { RateLimits } from '../../common/rate-limit/rate-limits.service';
 import { PlatformTokens } from './auth/platform-tokens';
-import { claimTotpStep, matchingTotpStep } from './developer-totp';
+import { DeveloperSessionsRepository } from './developer-sessions.repository';
+import { matchingTotpStep } from './developer-totp';
+import { DevelopersRepository } from './developers.repository';
 import { DeveloperLoginDto, DeveloperTokenDto } from './dto/account.dto';
 import { verifyPassword } from './secrets';
 
@@ -32,7 +32,8 @@ export class DeveloperAuth {
   private readonly perAddress: RateLimiterAbstract;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly developers: DevelopersRepository,
+    private readonly sessions: DeveloperSessionsRepository,
     private readonly tokens: PlatformTokens,
     private readonly secretBox: SecretBox,
     limits: RateLimits,
@@ -45,16 +46,7 @@ export class DeveloperAuth {
     const emailKey = input.email.trim().toLowerCase();
     await this.spendAttempt(emailKey, address);
 
-    const [developer]: Array<{
-      id: string;
-      password_hash: string;
-      status: string;
-      mfa_enabled_at: Date | null;
-      mfa_secret_encrypted: string | null;
-    }> = await this.dataSource.query(
-      `SELECT id, password_hash, status, mfa_enabled_at, mfa_secret_encrypted FROM developers WHERE lower(email) = $1`,
-      [emailKey],
-    );
+    const developer = await this.developers.findCredentials(emailKey);
     const passwordOk = await verifyPassword(developer?.password_hash ?? null, input.password);
     if (!developer || !passwordOk) throw new ProblemError('invalid_credentials', 'The email address or password is not correct');
     if (developer.mfa_enabled_at) {
@@ -65,7 +57,7 @@ export class DeveloperAuth {
       }
       const step = matchingTotpStep(this.secretBox.open(developer.mfa_secret_encrypted!), input.totp);
       if (step === null) throw new ProblemError('mfa_required', 'The two-factor code is not correct', { field: 'totp' });
-      if (!(await claimTotpStep(this.dataSource, developer.id, step)))
+      if (!(await this.developers.claimTotpStep(developer.id, step)))
         throw new ProblemError('mfa_required', 'This two-factor code was already used; wait for the next code', { field: 'totp' });
     }
     await this.giveBackAttempt(emailKey, address);
@@ -74,11 +66,7 @@ export class DeveloperAuth {
 
     const expiresAt = new Date(Date.now() + this.tokens.ttlSeconds * 1000);
     const sessionId = newId('ses');
-    await this.dataSource.query(`INSERT INTO developer_sessions (id, developer_id, expires_at) VALUES ($1, $2, $3)`, [
-      sessionId,
-      developer.id,
-      expiresAt,
-    ]);
+    await this.sessions.insert({ id: sessionId, developerId: developer.id, expiresAt });
     return {
       token: await this.tokens.forDeveloper(developer.id, sessionId, expiresAt),
       token_type: 'Bearer',
@@ -87,7 +75,7 @@ export class DeveloperAuth {
   }
 
   async logout(sessionId: string): Promise<void> {
-    await this.dataSource.query(`UPDATE developer_sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [sessionId]);
+    await this.sessions.revoke(sessionId);
   }
 
   /**

@@ -4,18 +4,8 @@ import { DataSource } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId } from '../../common/ids';
 import { MailOutbox } from '../../infra/mail/mail-outbox';
+import { DevelopersRepository, SuspensionRow } from './developers.repository';
 import { OperatorDeveloperDto } from './dto/operator.dto';
-
-interface SuspensionRow {
-  id: string;
-  company_name: string;
-  email: string;
-  status: 'active' | 'suspended';
-  suspended_at: Date | null;
-  suspension_reason: string | null;
-}
-
-const RETURNING = 'id, company_name, email, status, suspended_at, suspension_reason';
 
 const toDto = (row: SuspensionRow): OperatorDeveloperDto => ({
   id: row.id,
@@ -38,17 +28,12 @@ export class DeveloperSuspensions {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly mail: MailOutbox,
+    private readonly developers: DevelopersRepository,
   ) {}
 
   async suspend(developerId: string, reason: string): Promise<OperatorDeveloperDto> {
     return this.dataSource.transaction(async (manager) => {
-      const [[row]]: [SuspensionRow[], number] = isId(developerId, 'dev')
-        ? await manager.query(
-            `UPDATE developers SET status = 'suspended', suspended_at = now(), suspension_reason = $2, updated_at = now()
-              WHERE id = $1 AND status = 'active' RETURNING ${RETURNING}`,
-            [developerId, reason],
-          )
-        : [[], 0];
+      const row = isId(developerId, 'dev') ? await this.developers.suspend(manager, developerId, reason) : null;
       if (!row) throw await this.whyNot(developerId, 'already suspended');
       await this.mail.enqueue(manager, {
         to: row.email,
@@ -61,13 +46,7 @@ export class DeveloperSuspensions {
 
   async reinstate(developerId: string): Promise<OperatorDeveloperDto> {
     return this.dataSource.transaction(async (manager) => {
-      const [[row]]: [SuspensionRow[], number] = isId(developerId, 'dev')
-        ? await manager.query(
-            `UPDATE developers SET status = 'active', suspended_at = NULL, suspension_reason = NULL, updated_at = now()
-              WHERE id = $1 AND status = 'suspended' RETURNING ${RETURNING}`,
-            [developerId],
-          )
-        : [[], 0];
+      const row = isId(developerId, 'dev') ? await this.developers.reinstate(manager, developerId) : null;
       if (!row) throw await this.whyNot(developerId, 'not suspended');
       await this.mail.enqueue(manager, {
         to: row.email,
@@ -80,9 +59,7 @@ export class DeveloperSuspensions {
 
   /** 404 for an unknown account, 409 for one already in the asked-for state (as package suspension answers). */
   private async whyNot(developerId: string, state: string): Promise<ProblemError> {
-    const [exists]: Array<{ id: string }> = isId(developerId, 'dev')
-      ? await this.dataSource.query(`SELECT id FROM developers WHERE id = $1`, [developerId])
-      : [];
+    const exists = isId(developerId, 'dev') && (await this.developers.exists(developerId));
     return exists
       ? new ProblemError('conflict', `Developer account ${developerId} is ${state}`)
       : new ProblemError('not_found', `No developer account ${developerId}`);

@@ -1,10 +1,14 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { ProblemError, ProblemCode } from '../../common/errors/problem-error';
 import { newId } from '../../common/ids';
+import type { Tx } from '../../infra/database/sql-repository';
+import { AppsRepository, ClientRow, PublicClientRow } from './apps.repository';
 import { PlatformTokens } from './auth/platform-tokens';
+import { OAuthAuthorizationCodesRepository } from './oauth-authorization-codes.repository';
+import { OAuthRefreshTokensRepository } from './oauth-refresh-tokens.repository';
 import { hashToken, newSecret, sameHash } from './secrets';
 
 /** RFC 6749 §5.1 token response. */
@@ -25,18 +29,6 @@ export function oauthError(code: ProblemCode, error: string, description: string
   return new ProblemError(code, description, { error, error_description: description }, headers);
 }
 
-interface ClientRow {
-  id: string;
-  developer_id: string;
-  scopes: string[];
-  client_secret_hash: string;
-  previous_secret_hash: string | null;
-  previous_valid: boolean;
-  secret_generation: number;
-  status: string;
-  email_verified_at: Date | null;
-}
-
 /** An authenticated client, and which generation of its secret it authenticated with. */
 type Client = ClientRow & { presentedGeneration: number };
 
@@ -50,6 +42,9 @@ export class OAuthTokens {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly tokens: PlatformTokens,
+    private readonly apps: AppsRepository,
+    private readonly refreshTokens: OAuthRefreshTokensRepository,
+    private readonly codes: OAuthAuthorizationCodesRepository,
   ) {}
 
   async clientCredentials(
@@ -74,32 +69,16 @@ export class OAuthTokens {
   async refresh(clientId: string, clientSecret: string, refreshToken: string, viaBasic: boolean): Promise<TokenResponse> {
     const client = await this.authenticate(clientId, clientSecret, viaBasic);
     const outcome = await this.dataSource.transaction(async (manager) => {
-      const [row]: Array<{
-        id: string;
-        family_id: string;
-        app_id: string;
-        user_id: string | null;
-        install_id: string | null;
-        scopes: string[];
-        used_at: Date | null;
-        revoked_at: Date | null;
-        expired: boolean;
-      }> = await manager.query(
-        `SELECT id, family_id, app_id, user_id, install_id, scopes, used_at, revoked_at, expires_at < now() AS expired
-             FROM oauth_refresh_tokens WHERE token_hash = $1 FOR UPDATE`,
-        [hashToken(refreshToken)],
-      );
+      const row = await this.refreshTokens.findForUpdate(manager, hashToken(refreshToken));
       if (!row || row.app_id !== client.id) return { error: 'The refresh token is not valid for this client' } as const;
       if (row.revoked_at) return { error: 'The refresh token was revoked' } as const;
       if (row.used_at) {
         // Someone replayed a token that was already exchanged: assume theft and end the whole chain.
-        await manager.query(`UPDATE oauth_refresh_tokens SET revoked_at = now() WHERE family_id = $1 AND revoked_at IS NULL`, [
-          row.family_id,
-        ]);
+        await this.refreshTokens.revokeFamily(manager, row.family_id);
         return { error: 'The refresh token was already used; the token family has been revoked' } as const;
       }
       if (row.expired) return { error: 'The refresh token has expired' } as const;
-      await manager.query(`UPDATE oauth_refresh_tokens SET used_at = now() WHERE id = $1`, [row.id]);
+      await this.refreshTokens.markUsed(manager, row.id);
       const next = await this.storeRefreshToken(manager, {
         familyId: row.family_id,
         appId: row.app_id,
@@ -133,7 +112,7 @@ export class OAuthTokens {
    * token acting for the user and a refresh token. Runs in the caller's transaction.
    */
   async issueDelegated(
-    manager: EntityManager,
+    manager: Tx,
     app: { id: string; developerId: string },
     grant: { userId: string; installId: string; scopes: string[] },
     secretGeneration?: number,
@@ -164,15 +143,19 @@ export class OAuthTokens {
    * for a user's consent to an app; only its hash is kept, for ten minutes.
    */
   async issueAuthorizationCode(
-    manager: EntityManager,
+    manager: Tx,
     grant: { appId: string; userId: string; packageId: string; redirectUri: string; scopes: string[]; codeChallenge: string },
   ): Promise<string> {
     const code = newSecret('ac');
-    await manager.query(
-      `INSERT INTO oauth_authorization_codes (code_hash, app_id, user_id, package_id, redirect_uri, scopes, code_challenge, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + interval '10 minutes')`,
-      [hashToken(code), grant.appId, grant.userId, grant.packageId, grant.redirectUri, grant.scopes, grant.codeChallenge],
-    );
+    await this.codes.insert(manager, {
+      codeHash: hashToken(code),
+      appId: grant.appId,
+      userId: grant.userId,
+      packageId: grant.packageId,
+      redirectUri: grant.redirectUri,
+      scopes: grant.scopes,
+      codeChallenge: grant.codeChallenge,
+    });
     return code;
   }
 
@@ -190,22 +173,7 @@ export class OAuthTokens {
       throw oauthError('invalid_grant', 'invalid_grant', 'code_verifier is required: 43 to 128 characters of [A-Za-z0-9._~-] (RFC 7636)');
     }
     return this.dataSource.transaction(async (manager) => {
-      const [row]: Array<{
-        app_id: string;
-        user_id: string;
-        package_id: string;
-        redirect_uri: string;
-        scopes: string[];
-        code_challenge: string;
-        used_at: Date | null;
-        expired: boolean;
-        install_id: string | null;
-      }> = await manager.query(
-        `SELECT c.app_id, c.user_id, c.package_id, c.redirect_uri, c.scopes, c.code_challenge, c.used_at, c.expires_at < now() AS expired,
-                  (SELECT i.id FROM installs i WHERE i.user_id = c.user_id AND i.package_id = c.package_id AND i.status = 'active') AS install_id
-             FROM oauth_authorization_codes c WHERE c.code_hash = $1 FOR UPDATE OF c`,
-        [hashToken(code)],
-      );
+      const row = await this.codes.findForUpdate(manager, hashToken(code));
       const fail = (why: string) => oauthError('invalid_grant', 'invalid_grant', why);
       if (!row || row.app_id !== client.id) throw fail('The authorization code is not valid for this client');
       if (row.used_at) throw fail('The authorization code was already used');
@@ -214,7 +182,7 @@ export class OAuthTokens {
       if (createHash('sha256').update(verifier).digest('base64url') !== row.code_challenge)
         throw fail('code_verifier does not match the code_challenge');
       if (!row.install_id) throw fail('The install this code was issued for has been removed');
-      await manager.query(`UPDATE oauth_authorization_codes SET used_at = now() WHERE code_hash = $1`, [hashToken(code)]);
+      await this.codes.markUsed(manager, hashToken(code));
       return this.issueDelegated(
         manager,
         { id: client.id, developerId: client.developer_id },
@@ -225,43 +193,32 @@ export class OAuthTokens {
   }
 
   /** Ends every token family of an install (uninstall). */
-  async revokeForInstall(manager: EntityManager, installId: string): Promise<void> {
-    await manager.query(`UPDATE oauth_refresh_tokens SET revoked_at = now() WHERE install_id = $1 AND revoked_at IS NULL`, [installId]);
+  async revokeForInstall(manager: Tx, installId: string): Promise<void> {
+    await this.refreshTokens.revokeForInstall(manager, installId);
   }
 
   private async storeRefreshToken(
-    manager: EntityManager,
+    manager: Tx,
     t: { familyId: string; appId: string; userId: string | null; installId: string | null; scopes: string[]; parentId: string | null },
   ): Promise<string> {
     const token = newSecret('rt');
-    await manager.query(
-      `INSERT INTO oauth_refresh_tokens (id, family_id, app_id, user_id, install_id, scopes, token_hash, parent_id, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(days => $9))`,
-      [newId('task'), t.familyId, t.appId, t.userId, t.installId, t.scopes, hashToken(token), t.parentId, REFRESH_TOKEN_LIFETIME_DAYS],
-    );
+    await this.refreshTokens.insert(manager, {
+      id: newId('task'),
+      ...t,
+      tokenHash: hashToken(token),
+      lifetimeDays: REFRESH_TOKEN_LIFETIME_DAYS,
+    });
     return token;
   }
 
   /** The app behind a public client id, for the consent step of the authorization-code flow. */
-  async clientByPublicId(
-    clientId: string,
-  ): Promise<{ id: string; developer_id: string; name: string; redirect_uris: string[]; scopes: string[] } | null> {
-    const [row]: Array<{ id: string; developer_id: string; name: string; redirect_uris: string[]; scopes: string[] }> =
-      await this.dataSource.query(`SELECT id, developer_id, name, redirect_uris, scopes FROM apps WHERE client_id = $1`, [clientId]);
-    return row ?? null;
+  async clientByPublicId(clientId: string): Promise<PublicClientRow | null> {
+    return this.apps.findPublicClient(clientId);
   }
 
   private async authenticate(clientId: string, clientSecret: string, viaBasic: boolean): Promise<Client> {
     // Only a well-formed client id is looked up: hostile input (NUL bytes, megabytes) never reaches the database.
-    const [row]: ClientRow[] = !CLIENT_ID_SHAPE.test(clientId)
-      ? []
-      : await this.dataSource.query(
-          `SELECT a.id, a.developer_id, a.scopes, a.client_secret_hash, a.previous_secret_hash,
-              (a.previous_secret_expires_at IS NOT NULL AND a.previous_secret_expires_at > now()) AS previous_valid,
-              a.secret_generation, d.status, d.email_verified_at
-         FROM apps a JOIN developers d ON d.id = a.developer_id WHERE a.client_id = $1`,
-          [clientId],
-        );
+    const row = !CLIENT_ID_SHAPE.test(clientId) ? undefined : ((await this.apps.findClient(clientId)) ?? undefined);
     const presented = hashToken(clientSecret);
     const current = row !== undefined && sameHash(row.client_secret_hash, presented);
     const previous =

@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { OAuthTokens, oauthError, TokenResponse } from './oauth-tokens.service';
 import { TokenRequestDto, TokenResponseDto } from './dto/provider-responses.dto';
 import { PlatformProblems } from '../../common/openapi/error-responses';
+import { isObject } from '../../common/json';
 
 type TokenRequest = Record<string, unknown>;
 
@@ -58,7 +59,7 @@ export class OAuthController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<TokenResponse> {
     void reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
-    const params = body && typeof body === 'object' ? body : {};
+    const params: TokenRequest = isObject(body) ? body : {};
     const basic = basicCredentials(authorization);
     const bodyId = field(params, 'client_id');
     const bodySecret = field(params, 'client_secret');

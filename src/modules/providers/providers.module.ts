@@ -1,7 +1,13 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module';
+import { AccessModule } from '../access/access.module';
 import { AccountsController } from './accounts.controller';
 import { AppsController } from './apps.controller';
+import { AppsRepository } from './apps.repository';
+import { DeveloperSessionsRepository } from './developer-sessions.repository';
+import { DevelopersRepository } from './developers.repository';
+import { EmailVerificationsRepository } from './email-verifications.repository';
+import { OAuthAuthorizationCodesRepository } from './oauth-authorization-codes.repository';
+import { OAuthRefreshTokensRepository } from './oauth-refresh-tokens.repository';
 import { AppsService } from './apps.service';
 import { PlatformAuthGuard, PlatformRateLimitGuard } from './auth/platform-auth.guard';
 import { PlatformTokens } from './auth/platform-tokens';
@@ -14,9 +20,15 @@ import { OperatorProvidersController } from './operator-providers.controller';
 
 /** Provider platform: developer accounts, console login, apps, OAuth tokens and the platform's authentication. */
 @Module({
-  imports: [AuthModule],
+  imports: [AccessModule],
   controllers: [AccountsController, AppsController, OAuthController, OperatorProvidersController],
   providers: [
+    AppsRepository,
+    DevelopersRepository,
+    DeveloperSessionsRepository,
+    EmailVerificationsRepository,
+    OAuthAuthorizationCodesRepository,
+    OAuthRefreshTokensRepository,
     DeveloperAccounts,
     DeveloperAuth,
     DeveloperSuspensions,
@@ -26,6 +38,19 @@ import { OperatorProvidersController } from './operator-providers.controller';
     PlatformAuthGuard,
     PlatformRateLimitGuard,
   ],
-  exports: [AppsService, OAuthTokens, PlatformTokens, PlatformAuthGuard, PlatformRateLimitGuard],
+  // The repositories are exported for reading (and for PlatformAuthGuard, which other areas' controllers use); writes go through the services.
+  exports: [
+    AppsRepository,
+    DevelopersRepository,
+    DeveloperSessionsRepository,
+    EmailVerificationsRepository,
+    OAuthAuthorizationCodesRepository,
+    OAuthRefreshTokensRepository,
+    AppsService,
+    OAuthTokens,
+    PlatformTokens,
+    PlatformAuthGuard,
+    PlatformRateLimitGuard,
+  ],
 })
 export class ProvidersModule {}

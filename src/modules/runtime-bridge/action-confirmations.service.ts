@@ -1,13 +1,18 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
+import { canonicalJson } from '../../common/json';
+import type { Tx } from '../../infra/database/sql-repository';
 import { ApiError } from '../../common/errors/api-error';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
 import { DomainEvents } from '../events/domain-events';
 import type { ExecutionTarget } from '../marketplace/installs.service';
-import { CapabilityDescriptor } from '../packages/capability-descriptor';
+import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { ActionConfirmationsRepository, ConfirmationOutcome, ConfirmationRow } from './action-confirmations.repository';
+
+export type { ConfirmationRow } from './action-confirmations.repository';
 
 /** How long a user has to confirm an action before it lapses. */
 export const CONFIRMATION_LIFETIME_MINUTES = 15;
@@ -18,37 +23,9 @@ export const CONFIRMATION_DECIDED = 'action.confirmation_decided';
 /** Most pending confirmations listed at once (they lapse after CONFIRMATION_LIFETIME_MINUTES). */
 export const PENDING_LIST_LIMIT = 100;
 
-export interface ConfirmationRow {
-  id: string;
-  install_id: string;
-  user_id: string;
-  package_id: string;
-  capability: string;
-  input: Record<string, unknown>;
-  input_hash: string;
-  idempotency_key: string;
-  request_id: string;
-  status: 'pending' | 'executing' | 'completed' | 'failed' | 'cancelled' | 'expired';
-  result: Record<string, unknown> | null;
-  message: string | null;
-  error: Record<string, unknown> | null;
-  created_at: Date;
-  expires_at: Date;
-  decided_at: Date | null;
-  package_name: string | null;
-  started_by: 'user' | 'app';
-}
-
-/** Canonical JSON (sorted keys) so the same input always hashes the same. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
+/** The hash that ties an idempotency key to its input: SHA-256 of the input's RFC 8785 canonical JSON. */
+function inputHash(input: Record<string, unknown>): string {
+  return createHash('sha256').update(canonicalJson(input)).digest('hex');
 }
 
 export function toConfirmationDto(row: ConfirmationRow) {
@@ -74,9 +51,6 @@ export function toConfirmationDto(row: ConfirmationRow) {
   };
 }
 
-const COLUMNS = `id, install_id, user_id, package_id, capability, input, input_hash, idempotency_key, request_id, status, result, message, error,
-  created_at, expires_at, decided_at, started_by, (SELECT p.name FROM packages p WHERE p.id = package_id) AS package_name`;
-
 /**
  * Pending confirmations of `action` capabilities: an action never reaches the
  * runtime until its user confirms. The idempotency key is fixed when the
@@ -87,6 +61,7 @@ const COLUMNS = `id, install_id, user_id, package_id, capability, input, input_h
 export class ActionConfirmations {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly confirmations: ActionConfirmationsRepository,
     private readonly events: DomainEvents,
   ) {}
 
@@ -120,46 +95,33 @@ export class ActionConfirmations {
 
   /** The user's pending confirmations that can still be decided, oldest first. */
   async pendingFor(userId: string) {
-    const rows: ConfirmationRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM action_confirmations
-        WHERE user_id = $1 AND status = 'pending' AND expires_at > now()
-        ORDER BY created_at, id LIMIT $2`,
-      [userId, PENDING_LIST_LIMIT],
-    );
+    const rows = await this.confirmations.pendingForUser(userId, PENDING_LIST_LIMIT);
     return { confirmations: rows.map(toConfirmationDto) };
   }
 
   private async insert(
-    manager: EntityManager,
+    manager: Tx,
     requestId: string,
     target: ExecutionTarget,
     capability: CapabilityDescriptor,
     input: Record<string, unknown>,
     key: string | undefined,
     startedBy: 'user' | 'app',
-  ): Promise<ConfirmationRow | undefined> {
-    const inputHash = createHash('sha256').update(canonical(input)).digest('hex');
-    const idempotencyKey = key ?? newId('idem');
-    const [inserted]: ConfirmationRow[] = await manager.query(
-      `INSERT INTO action_confirmations (id, install_id, user_id, app_id, package_id, capability, input, input_hash, idempotency_key, request_id, expires_at, started_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(mins => $11), $12)
-       ON CONFLICT (install_id, idempotency_key) DO NOTHING RETURNING ${COLUMNS}`,
-      [
-        newId('conf'),
-        target.install_id,
-        target.user_id,
-        target.app_id,
-        target.package_id,
-        capability.name,
-        JSON.stringify(input),
-        inputHash,
-        idempotencyKey,
-        requestId,
-        CONFIRMATION_LIFETIME_MINUTES,
-        startedBy,
-      ],
-    );
-    return inserted;
+  ): Promise<ConfirmationRow | null> {
+    return this.confirmations.insert(manager, {
+      id: newId('conf'),
+      installId: target.install_id,
+      userId: target.user_id,
+      appId: target.app_id,
+      packageId: target.package_id,
+      capability: capability.name,
+      input,
+      inputHash: inputHash(input),
+      idempotencyKey: key ?? newId('idem'),
+      requestId,
+      lifetimeMinutes: CONFIRMATION_LIFETIME_MINUTES,
+      startedBy,
+    });
   }
 
   /** The confirmation an earlier request with this idempotency key created; other input under the same key is a conflict. */
@@ -169,12 +131,8 @@ export class ActionConfirmations {
     input: Record<string, unknown>,
     idempotencyKey: string,
   ) {
-    const inputHash = createHash('sha256').update(canonical(input)).digest('hex');
-    const [existing]: ConfirmationRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM action_confirmations WHERE install_id = $1 AND idempotency_key = $2`,
-      [target.install_id, idempotencyKey],
-    );
-    if (existing.capability !== capability.name || existing.input_hash !== inputHash) {
+    const existing = (await this.confirmations.findByKey(target.install_id, idempotencyKey))!;
+    if (existing.capability !== capability.name || existing.input_hash !== inputHash(input)) {
       throw new ProblemError('conflict', `Idempotency key ${idempotencyKey} was already used with different parameters`, {
         runtime_error: { code: 'CONFLICT' },
       });
@@ -183,16 +141,11 @@ export class ActionConfirmations {
   }
 
   /** The user's confirmation, locked for the decision. Someone else's is not found. */
-  async lockOwned(manager: EntityManager, userId: string, confirmationId: string): Promise<ConfirmationRow> {
-    const [row]: ConfirmationRow[] = isId(confirmationId, 'conf')
-      ? await manager.query(`SELECT ${COLUMNS} FROM action_confirmations WHERE id = $1 AND user_id = $2 FOR UPDATE`, [
-          confirmationId,
-          userId,
-        ])
-      : [];
+  async lockOwned(manager: Tx, userId: string, confirmationId: string): Promise<ConfirmationRow> {
+    const row = isId(confirmationId, 'conf') ? await this.confirmations.lockForUser(manager, confirmationId, userId) : null;
     if (!row) throw new ApiError('NOT_FOUND', `No confirmation ${confirmationId}`);
     if (row.status === 'pending' && row.expires_at.getTime() < Date.now()) {
-      await manager.query(`UPDATE action_confirmations SET status = 'expired', decided_at = now() WHERE id = $1`, [row.id]);
+      await this.confirmations.markExpired(manager, row.id);
       row.status = 'expired';
     }
     return row;
@@ -207,11 +160,7 @@ export class ActionConfirmations {
    */
   async reopen(id: string): Promise<ConfirmationRow | null> {
     return this.dataSource.transaction(async (manager) => {
-      const [rows]: [ConfirmationRow[]] = await manager.query(
-        `UPDATE action_confirmations SET status = 'pending', decided_at = NULL WHERE id = $1 AND status = 'executing' RETURNING ${COLUMNS}`,
-        [id],
-      );
-      const reopened = rows[0] ?? null;
+      const reopened = await this.confirmations.reopen(manager, id);
       if (reopened) {
         await this.events.record(manager, {
           type: CONFIRMATION_REQUESTED,
@@ -223,30 +172,20 @@ export class ActionConfirmations {
   }
 
   /** Records, in the deciding transaction, that a confirmation left `pending`, so every session of the user drops it. */
-  async recordDecision(manager: EntityManager, row: ConfirmationRow): Promise<void> {
+  async recordDecision(manager: Tx, row: ConfirmationRow): Promise<void> {
     await this.events.record(manager, {
       type: CONFIRMATION_DECIDED,
       payload: { user_id: row.user_id, confirmation_id: row.id, status: row.status },
     });
   }
 
+  /** In the caller's transaction when given, else on its own. */
   async setStatus(
-    manager: EntityManager | DataSource,
     id: string,
     status: ConfirmationRow['status'],
-    outcome: { result?: unknown; message?: string | null; error?: unknown } = {},
+    outcome: ConfirmationOutcome = {},
+    manager?: Tx,
   ): Promise<ConfirmationRow> {
-    const [rows]: [ConfirmationRow[]] = await manager.query(
-      `UPDATE action_confirmations SET status = $2, result = COALESCE($3, result), message = COALESCE($4, message), error = COALESCE($5, error),
-              decided_at = COALESCE(decided_at, now()) WHERE id = $1 RETURNING ${COLUMNS}`,
-      [
-        id,
-        status,
-        outcome.result === undefined ? null : JSON.stringify(outcome.result),
-        outcome.message ?? null,
-        outcome.error === undefined ? null : JSON.stringify(outcome.error),
-      ],
-    );
-    return rows[0];
+    return this.confirmations.setStatus(id, status, outcome, manager);
   }
 }

@@ -25,7 +25,7 @@ export class ActionDecisions {
       const row = await this.confirmations.lockOwned(manager, userId, confirmationId);
       if (row.status === 'completed') return { done: true, row };
       if (row.status !== 'pending') throw new ApiError('CONFLICT', `Confirmation ${confirmationId} is ${row.status}`);
-      const executing = await this.confirmations.setStatus(manager, row.id, 'executing');
+      const executing = await this.confirmations.setStatus(row.id, 'executing', {}, manager);
       await this.confirmations.recordDecision(manager, executing);
       return { done: false, row: executing };
     });
@@ -34,13 +34,13 @@ export class ActionDecisions {
     const target = await this.installs.executionTarget({ installId: row.install_id });
     const capability = target?.capabilities.find((c) => c.name === row.capability);
     if (!target || !capability) {
-      await this.confirmations.setStatus(this.dataSource, row.id, 'failed', {
+      await this.confirmations.setStatus(row.id, 'failed', {
         error: { code: 'not_found', message: 'The install was removed' },
       });
       throw new ApiError('NOT_FOUND', 'The install or capability of this confirmation no longer exists');
     }
     if (target.package_suspended || target.developer_suspended) {
-      await this.confirmations.setStatus(this.dataSource, row.id, 'failed', {
+      await this.confirmations.setStatus(row.id, 'failed', {
         error: { code: 'account_suspended', message: 'Package suspended' },
       });
       throw new ProblemError('account_suspended', 'The package of this action is suspended');
@@ -48,9 +48,7 @@ export class ActionDecisions {
     try {
       const success = await this.executor.runAction(newId('req'), target, capability, row.input, row.id, row.idempotency_key);
       const message = typeof success.body.message === 'string' ? success.body.message : null;
-      return toConfirmationDto(
-        await this.confirmations.setStatus(this.dataSource, row.id, 'completed', { result: success.body.result, message }),
-      );
+      return toConfirmationDto(await this.confirmations.setStatus(row.id, 'completed', { result: success.body.result, message }));
     } catch (error) {
       if (error instanceof ExecutionFailure && error.retryInMs !== undefined) {
         // The runtime asked to be called later (Retry-After): the user can confirm again then, with the same key.
@@ -59,7 +57,7 @@ export class ActionDecisions {
       }
       const problem =
         error instanceof ProblemError ? { code: error.code, message: error.detail, ...error.extras } : { code: 'execution_failed' };
-      await this.confirmations.setStatus(this.dataSource, row.id, 'failed', { error: problem });
+      await this.confirmations.setStatus(row.id, 'failed', { error: problem });
       throw error;
     }
   }
@@ -70,7 +68,7 @@ export class ActionDecisions {
       if (row.status === 'cancelled') return toConfirmationDto(row);
       if (row.status !== 'pending')
         throw new ApiError('CONFLICT', `Confirmation ${confirmationId} is ${row.status} and can no longer be cancelled`);
-      const cancelled = await this.confirmations.setStatus(manager, row.id, 'cancelled');
+      const cancelled = await this.confirmations.setStatus(row.id, 'cancelled', {}, manager);
       await this.confirmations.recordDecision(manager, cancelled);
       return toConfirmationDto(cancelled);
     });

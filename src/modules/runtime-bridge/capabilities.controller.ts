@@ -37,7 +37,8 @@ export class CapabilitiesController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const outcome = await this.executor.execute(caller, packageId, capabilityName, body);
-    void reply.status(outcome.httpStatus);
+    // An action waits for its user's confirmation and a subscription for its events: accepted, not answered yet.
+    void reply.status(outcome.kind === 'accepted' ? 202 : 200);
     return outcome.body;
   }
 }

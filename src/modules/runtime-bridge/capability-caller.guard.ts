@@ -2,8 +2,8 @@ import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from 
 import { decodeJwt } from 'jose';
 import { RateLimits } from '../../common/rate-limit/rate-limits.service';
 import { UserRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
-import { UserAuthGuard } from '../auth/user-auth.guard';
-import { AuthenticatedUser } from '../auth/authenticated-user';
+import { UserAuthGuard } from '../access/user-auth.guard';
+import { AuthenticatedUser } from '../access/authenticated-user';
 import { PlatformAuthGuard, PlatformRateLimitGuard } from '../providers/auth/platform-auth.guard';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import { PLATFORM_AUDIENCE } from '../providers/auth/platform-tokens';

@@ -3,20 +3,21 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { canonicalJson } from '../../common/idempotency/idempotency-key';
+import { canonicalJson } from '../../common/json';
 import { REDIS } from '../../infra/redis/redis.module';
 import type { RedisClient } from '../../infra/redis/redis-client';
 import { ProblemError } from '../../common/errors/problem-error';
 import { newId } from '../../common/ids';
 import { RateLimits } from '../../common/rate-limit/rate-limits.service';
 import { ExecutionTarget, InstallsService } from '../marketplace/installs.service';
-import { CapabilityDescriptor, CapabilityMode } from '../packages/capability-descriptor';
+import { CapabilityDescriptor, CapabilityMode } from '../descriptors/capability-descriptor';
 import { ActionConfirmations, CONFIRMATION_LIFETIME_MINUTES } from './action-confirmations.service';
-import { limitExceeded, TierLimits, tierLimits } from './bridge-limits';
+import { TierLimits, tierLimits } from '../../common/app-tiers';
+import { limitExceeded } from './bridge-limits';
 import { CapabilitySchemas } from './capability-schemas';
 import { ExecuteCapabilityDto } from './dto/execute.dto';
 import { ExecutionFailure } from './execution-failure';
-import { ExecutionTraces, PhaseClock } from './execution-traces.service';
+import { ExecutionTraces, PhaseClock, TraceInput } from './execution-traces.service';
 import { RealtimeSubscriptions } from './realtime-subscriptions.service';
 import { InvokeOptions, RuntimeInvoker } from './runtime-invoker.service';
 import { CachedState, StateCache } from './state-cache';
@@ -26,6 +27,16 @@ export type CapabilityCaller =
   | { kind: 'user'; userId: string }
   /** An app token; one delegated by a user's install acts on that install alone. */
   | { kind: 'app'; appId: string; delegation?: { userId: string; installId: string } };
+
+/**
+ * What an execution came to, for the controller to answer: `answered` (state,
+ * history: the runtime's data now) or `accepted` (action: a confirmation the
+ * user decides later; realtime: a subscription whose events follow).
+ */
+export interface ExecutionOutcome {
+  kind: 'answered' | 'accepted';
+  body: Record<string, unknown>;
+}
 
 /** Which per-minute limit of the app's tier counts the executions of a mode (realtime and webhook have none here). */
 const PER_MINUTE: Partial<Record<CapabilityMode, keyof TierLimits>> = {
@@ -55,7 +66,12 @@ export class CapabilityExecutor {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async execute(caller: CapabilityCaller, packageId: string, capabilityName: string, input: ExecuteCapabilityDto) {
+  async execute(
+    caller: CapabilityCaller,
+    packageId: string,
+    capabilityName: string,
+    input: ExecuteCapabilityDto,
+  ): Promise<ExecutionOutcome> {
     const clock = new PhaseClock();
     clock.enter('accept');
     const requestId = newId('req');
@@ -78,42 +94,25 @@ export class CapabilityExecutor {
     };
     switch (capability.type) {
       case 'state':
-        return this.state(requestId, clock, target, capability, input.params ?? {}, context, 'api', cached);
+        return {
+          kind: 'answered',
+          body: await this.state(requestId, clock, target, capability, input.params ?? {}, context, 'api', cached),
+        };
       case 'history':
-        return this.history(requestId, clock, target, capability, input.params ?? {}, context);
+        return { kind: 'answered', body: await this.history(requestId, clock, target, capability, input.params ?? {}, context) };
       case 'action': {
         const actionInput = input.input ?? {};
         // Checked before the confirmation exists: the user is never asked to confirm input the runtime must refuse.
         CapabilitySchemas.assertRequest(capability, actionInput);
         const key = input.idempotencyKey || (await this.derivedIdempotencyKey(caller, target, capability, actionInput));
         const pending = await this.confirmations.create(requestId, target, capability, actionInput, key, caller.kind);
-        clock.enter('deliver');
-        await this.traces.record({
-          requestId,
-          target,
-          capability: capability.name,
-          mode: 'action',
-          trigger: 'api',
-          outcome: 'pending',
-          clock,
-          attempts: 0,
-        });
-        return { httpStatus: 202, body: pending };
+        await this.trace(requestId, clock, target, capability, 'api', 'pending');
+        return { kind: 'accepted', body: pending };
       }
       case 'realtime': {
         const subscription = await this.realtime.subscribe(target, capability);
-        clock.enter('deliver');
-        await this.traces.record({
-          requestId,
-          target,
-          capability: capability.name,
-          mode: 'realtime',
-          trigger: 'api',
-          outcome: 'pending',
-          clock,
-          attempts: 0,
-        });
-        return { httpStatus: 202, body: { requestId, status: 'subscribed', capability: capability.name, ...subscription } };
+        await this.trace(requestId, clock, target, capability, 'api', 'pending');
+        return { kind: 'accepted', body: { requestId, status: 'subscribed', capability: capability.name, ...subscription } };
       }
       default:
         throw new ProblemError(
@@ -140,29 +139,16 @@ export class CapabilityExecutor {
     CapabilitySchemas.assertRequest(capability, params);
     const cached = await cachedRead;
     if (StateCache.isFresh(cached, params)) {
-      clock.enter('deliver');
-      await this.traces.record({
-        requestId,
-        target,
-        capability: capability.name,
-        mode: 'state',
-        trigger,
-        outcome: 'cached',
-        clock,
-        attempts: 0,
-      });
+      await this.trace(requestId, clock, target, capability, trigger, 'cached');
       return {
-        httpStatus: 200,
-        body: {
-          requestId,
-          status: 'ok',
-          data: cached.data,
-          ttl: cached.ttl,
-          metadata: cached.metadata,
-          fetchedAt: cached.fetchedAt,
-          cached: true,
-          stale: false,
-        },
+        requestId,
+        status: 'ok',
+        data: cached.data,
+        ttl: cached.ttl,
+        metadata: cached.metadata,
+        fetchedAt: cached.fetchedAt,
+        cached: true,
+        stale: false,
       };
     }
     const body = { capability: capability.name, mode: 'state', params, context };
@@ -187,21 +173,18 @@ export class CapabilityExecutor {
         degraded: success.status === 'degraded',
         source: 'state',
       }),
-      this.finish(requestId, clock, target, capability, trigger, success),
+      this.trace(requestId, clock, target, capability, trigger, success.status, success.attempts),
     ]);
     return {
-      httpStatus: 200,
-      body: {
-        requestId,
-        status: success.status,
-        data: stored.data,
-        ttl: stored.ttl,
-        metadata: stored.metadata,
-        fetchedAt: stored.fetchedAt,
-        cached: false,
-        stale: false,
-        ...(success.status === 'degraded' ? { degraded: true, error: success.body.error } : {}),
-      },
+      requestId,
+      status: success.status,
+      data: stored.data,
+      ttl: stored.ttl,
+      metadata: stored.metadata,
+      fetchedAt: stored.fetchedAt,
+      cached: false,
+      stale: false,
+      ...(success.status === 'degraded' ? { degraded: true, error: success.body.error } : {}),
     };
   }
 
@@ -216,19 +199,16 @@ export class CapabilityExecutor {
     CapabilitySchemas.assertRequest(capability, params);
     const body = { capability: capability.name, mode: 'history', params, context };
     const success = await this.invoke(requestId, clock, target, capability, 'api', body, {});
-    await this.finish(requestId, clock, target, capability, 'api', success);
+    await this.trace(requestId, clock, target, capability, 'api', success.status, success.attempts);
     const cursor = success.body.cursor as { next?: unknown; hasMore: boolean };
     return {
-      httpStatus: 200,
-      body: {
-        requestId,
-        status: success.status,
-        items: success.body.items,
-        // The cursor is the runtime's, opaque to the service: passed through untouched.
-        cursor: { next: cursor.next ?? null, hasMore: cursor.hasMore },
-        totalCount: success.body.totalCount ?? null,
-        ...(success.status === 'degraded' ? { degraded: true, error: success.body.error } : {}),
-      },
+      requestId,
+      status: success.status,
+      items: success.body.items,
+      // The cursor is the runtime's, opaque to the service: passed through untouched.
+      cursor: { next: cursor.next ?? null, hasMore: cursor.hasMore },
+      totalCount: success.body.totalCount ?? null,
+      ...(success.status === 'degraded' ? { degraded: true, error: success.body.error } : {}),
     };
   }
 
@@ -249,7 +229,7 @@ export class CapabilityExecutor {
     const success = await this.invoke(requestId, clock, target, capability, 'confirmation', body, {
       'X-Service-Idempotency-Key': idempotencyKey,
     });
-    await this.finish(requestId, clock, target, capability, 'confirmation', success);
+    await this.trace(requestId, clock, target, capability, 'confirmation', success.status, success.attempts);
     return success;
   }
 
@@ -272,30 +252,35 @@ export class CapabilityExecutor {
         error instanceof ExecutionFailure
           ? error
           : new ExecutionFailure('execution_failed', `The execution failed: ${(error as Error).message}`, 'execution_failed', false);
-      clock.enter('deliver');
-      await this.traces.record({
+      await this.trace(
         requestId,
-        target,
-        capability: capability.name,
-        mode: capability.type,
-        trigger,
-        outcome: 'failed',
         clock,
-        attempts: typeof failure.extras.attempts === 'number' ? failure.extras.attempts : 1,
-        error: { code: failure.errorCode, message: failure.detail, retriesExhausted: failure.retriesExhausted },
-      });
+        target,
+        capability,
+        trigger,
+        'failed',
+        typeof failure.extras.attempts === 'number' ? failure.extras.attempts : 1,
+        { code: failure.errorCode, message: failure.detail, retriesExhausted: failure.retriesExhausted },
+      );
       failure.extras.request_id = requestId;
       throw failure;
     }
   }
 
-  private async finish(
+  /**
+   * The end of every execution, whatever its outcome: enters the deliver phase
+   * and writes the trace (with `capability.invoked` / `capability.failed` when
+   * the runtime was invoked).
+   */
+  private async trace(
     requestId: string,
     clock: PhaseClock,
     target: ExecutionTarget,
     capability: CapabilityDescriptor,
-    trigger: 'api' | 'confirmation' | 'poll',
-    success: { status: 'ok' | 'degraded'; attempts: number },
+    trigger: TraceInput['trigger'],
+    outcome: TraceInput['outcome'],
+    attempts = 0,
+    error?: TraceInput['error'],
   ): Promise<void> {
     clock.enter('deliver');
     await this.traces.record({
@@ -304,9 +289,10 @@ export class CapabilityExecutor {
       capability: capability.name,
       mode: capability.type,
       trigger,
-      outcome: success.status,
+      outcome,
       clock,
-      attempts: success.attempts,
+      attempts,
+      error,
     });
   }
 

@@ -2,8 +2,9 @@ import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { ProblemError } from '../../common/errors/problem-error';
-import { CapabilityDescriptor, JsonSchema } from '../packages/capability-descriptor';
-import { jsonPath } from '../packages/schema-checker';
+import { CapabilityDescriptor, JsonSchema } from '../descriptors/capability-descriptor';
+import { jsonPath } from '../descriptors/schema-checker';
+import { isObject } from '../../common/json';
 
 /** One failed check of a value against a capability schema, named the way a caller reads it. */
 export interface SchemaViolation {
@@ -40,8 +41,6 @@ const HISTORY_PAGING: Record<string, JsonSchema> = {
   cursor: { type: 'string' },
   direction: { type: 'string' },
 };
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Same settings as the package validator (`validatorFor` in schema-checker):

@@ -1,10 +1,8 @@
-import { inBatches } from '../../infra/database/in-batches';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { DomainEvents } from '../events/domain-events';
 import type { ExecutionTarget } from '../marketplace/installs.service';
-import { CapabilityMode } from '../packages/capability-descriptor';
+import { ExecutionTracesRepository } from './execution-traces.repository';
+import { CapabilityMode } from '../descriptors/capability-descriptor';
 
 export const CAPABILITY_EVENTS = { invoked: 'capability.invoked', failed: 'capability.failed' } as const;
 
@@ -45,30 +43,25 @@ export interface TraceInput {
   error?: { code: string; message: string; retriesExhausted: boolean };
 }
 
+/** How long execution traces are kept for the delivery log and debugging. */
+export const TRACE_RETENTION_DAYS = 30;
+
 /**
  * Execution traces (`req_` ids) and the `capability.invoked` / `capability.failed`
  * domain events, written in one transaction so an event exists exactly when
  * its trace does. Cache hits and pending confirmations are traced but emit no
  * event: the runtime was not invoked.
  */
-/** How long execution traces are kept for the delivery log and debugging. */
-export const TRACE_RETENTION_DAYS = 30;
-
 @Injectable()
 export class ExecutionTraces {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly traces: ExecutionTracesRepository,
     private readonly events: DomainEvents,
   ) {}
 
   /** Drops traces older than `TRACE_RETENTION_DAYS` in small batches (retention job). */
   purgeOld(): Promise<number> {
-    return inBatches(
-      this.dataSource,
-      `DELETE FROM capability_executions WHERE id IN (
-         SELECT id FROM capability_executions WHERE created_at < now() - make_interval(days => $2) LIMIT $1)`,
-      [TRACE_RETENTION_DAYS],
-    );
+    return this.traces.purgeOlderThan(TRACE_RETENTION_DAYS);
   }
 
   /**
@@ -82,61 +75,48 @@ export class ExecutionTraces {
     input.clock.close();
     const durationMs = input.clock.elapsedMs;
     const { target } = input;
-    const params: unknown[] = [
-      input.requestId,
-      target.install_id,
-      target.user_id,
-      target.app_id,
-      target.package_id,
-      input.capability,
-      input.mode,
-      input.trigger,
-      input.outcome,
-      input.error?.code ?? null,
-      input.error?.message ?? null,
-      input.attempts,
-      input.error?.retriesExhausted ?? false,
-      JSON.stringify(input.clock.phases),
+    const trace = {
+      requestId: input.requestId,
+      installId: target.install_id,
+      userId: target.user_id,
+      appId: target.app_id,
+      packageId: target.package_id,
+      capability: input.capability,
+      mode: input.mode,
+      trigger: input.trigger,
+      outcome: input.outcome,
+      errorCode: input.error?.code ?? null,
+      errorMessage: input.error?.message ?? null,
+      attempts: input.attempts,
+      retriesExhausted: input.error?.retriesExhausted ?? false,
+      phases: input.clock.phases,
       durationMs,
-      input.mode === 'action' ? 'on' : 'off',
-    ];
-    const ctes = [
-      `trace AS (INSERT INTO capability_executions (id, install_id, user_id, app_id, package_id, capability, mode, trigger, outcome,
-                                                    error_code, error_message, attempts, retries_exhausted, phases, duration_ms)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15))`,
-    ];
-    const selects = [`set_config('synchronous_commit', $16, true)`];
+      durable: input.mode === 'action',
+    };
     // Cache hits and pending confirmations invoked no runtime: no event.
-    if (input.outcome !== 'cached' && input.outcome !== 'pending') {
-      const common = {
-        capability_name: input.capability,
-        mode: input.mode,
-        user_id: target.user_id,
-        install_id: target.install_id,
-        request_id: input.requestId,
-        duration_ms: durationMs,
-      };
-      const event = this.events.inStatement(
-        {
-          type: input.error ? CAPABILITY_EVENTS.failed : CAPABILITY_EVENTS.invoked,
-          payload: {
-            app_id: target.app_id,
-            data: input.error
-              ? {
-                  ...common,
-                  error_code: input.error.code,
-                  error_message: input.error.message,
-                  retries_exhausted: input.error.retriesExhausted,
-                }
-              : { ...common, status: input.outcome },
-          },
-        },
-        params.length + 1,
-      );
-      ctes.push(event.cte);
-      selects.push(event.select);
-      params.push(...event.params);
-    }
-    await this.dataSource.query(`WITH ${ctes.join(', ')} SELECT ${selects.join(', ')}`, params);
+    if (input.outcome === 'cached' || input.outcome === 'pending') return this.traces.insert(trace);
+    const common = {
+      capability_name: input.capability,
+      mode: input.mode,
+      user_id: target.user_id,
+      install_id: target.install_id,
+      request_id: input.requestId,
+      duration_ms: durationMs,
+    };
+    const event = {
+      type: input.error ? CAPABILITY_EVENTS.failed : CAPABILITY_EVENTS.invoked,
+      payload: {
+        app_id: target.app_id,
+        data: input.error
+          ? {
+              ...common,
+              error_code: input.error.code,
+              error_message: input.error.message,
+              retries_exhausted: input.error.retriesExhausted,
+            }
+          : { ...common, status: input.outcome },
+      },
+    };
+    await this.traces.insert(trace, (first) => this.events.inStatement(event, first));
   }
 }

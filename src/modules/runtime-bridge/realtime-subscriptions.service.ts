@@ -4,8 +4,9 @@ import type { AppConfig } from '../../config/app-config';
 import { REDIS } from '../../infra/redis/redis.module';
 import { hashTag, type RedisClient } from '../../infra/redis/redis-client';
 import type { ExecutionTarget } from '../marketplace/installs.service';
-import { CapabilityDescriptor } from '../packages/capability-descriptor';
-import { limitExceeded, tierLimits } from './bridge-limits';
+import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { tierLimits } from '../../common/app-tiers';
+import { limitExceeded } from './bridge-limits';
 
 /** How long a subscription lasts without being renewed (the gateway renews while the user's surface is open). */
 export const SUBSCRIPTION_LEASE_SECONDS = 600;

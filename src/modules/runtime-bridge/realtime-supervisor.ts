@@ -9,11 +9,12 @@ import { REDIS } from '../../infra/redis/redis.module';
 import type { RedisClient } from '../../infra/redis/redis-client';
 import { GatewayBus } from '../../infra/realtime/gateway-bus';
 import { ExecutionTarget, InstallsService } from '../marketplace/installs.service';
-import { CapabilityDescriptor } from '../packages/capability-descriptor';
+import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
 import { runtimeTimeoutMs } from './bridge-limits';
 import { RealtimeSubscriptions, Subscription } from './realtime-subscriptions.service';
 import { RuntimeInvoker } from './runtime-invoker.service';
 import { StateCache } from './state-cache';
+import { isObject } from '../../common/json';
 
 /** Used when a realtime descriptor somehow lacks `heartbeatInterval` (the normaliser requires it). */
 const DEFAULT_HEARTBEAT_SECONDS = 30;
@@ -212,7 +213,7 @@ export class RealtimeSupervisor implements OnApplicationBootstrap, OnApplication
     } catch {
       return; // a data line that is not JSON breaks the contract; nothing to relay
     }
-    if (typeof data !== 'object' || data === null || Array.isArray(data)) return;
+    if (!isObject(data)) return;
     const receivedAt = new Date().toISOString();
     await this.bus
       .publish(this.subscriptions.channel(target.install_id, capability.name), {
@@ -226,7 +227,7 @@ export class RealtimeSupervisor implements OnApplicationBootstrap, OnApplication
       .catch(() => undefined);
     await this.cache
       .store(target.install_id, capability.name, {
-        data: data as Record<string, unknown>,
+        data,
         params: {},
         ttl: 0,
         fetchedAt: receivedAt,

@@ -1,15 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { LruMap } from '../../common/cache/lru-map';
+import { LRUCache } from 'lru-cache';
 import { OutboundHttp } from '../../common/http/outbound-http';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import type { ExecutionTarget } from '../marketplace/installs.service';
-import { CapabilityDescriptor, CapabilityMode } from '../packages/capability-descriptor';
+import { CapabilityDescriptor, CapabilityMode } from '../descriptors/capability-descriptor';
 import { PlatformTokens } from '../providers/auth/platform-tokens';
-import { MAX_RETRIES, retryDelayMs, runtimeTimeoutMs, tierLimits } from './bridge-limits';
+import { tierLimits } from '../../common/app-tiers';
+import { MAX_RETRIES, retryDelayMs, runtimeTimeoutMs } from './bridge-limits';
 import { ExecutionFailure, RUNTIME_CODE_PROBLEMS } from './execution-failure';
 import { CapabilitySchemas } from './capability-schemas';
 import { callRuntime } from './runtime-caller';
+import { isObject } from '../../common/json';
 
 /** A runtime answer that passed the envelope and schema checks. */
 export interface RuntimeSuccess {
@@ -30,7 +32,6 @@ export interface InvokeOptions {
   retriesDone?: number;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -45,9 +46,10 @@ export class RuntimeInvoker {
   /**
    * Install tokens already minted, reused while at least half their lifetime
    * remains: an ES256 signature costs more CPU than the rest of a call's
-   * preparation. Kept in memory only, per install, user, app and scopes.
+   * preparation. Kept in memory only, per install, user, app and scopes; each
+   * entry expires (lru-cache `ttl`) when half its token's lifetime has passed.
    */
-  private readonly minted = new LruMap<string, { token: string; reuseUntil: number }>(10_000);
+  private readonly minted = new LRUCache<string, string>({ max: 10_000 });
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -63,7 +65,7 @@ export class RuntimeInvoker {
     const key = [target.install_id, target.user_id, target.app_id, target.developer_id, target.scopes.join(' ')].join('\n');
     const now = Date.now();
     const known = options.fresh ? undefined : this.minted.get(key);
-    if (known && known.reuseUntil > now) return known.token;
+    if (known) return known;
     const lifetimeMs = this.tokens.ttlSeconds * 1000;
     const token = await this.tokens.forApp(
       { id: target.app_id, developerId: target.developer_id },
@@ -71,7 +73,7 @@ export class RuntimeInvoker {
       new Date(now + lifetimeMs),
       { delegation: { userId: target.user_id, installId: target.install_id } },
     );
-    this.minted.set(key, { token, reuseUntil: now + lifetimeMs / 2 });
+    this.minted.set(key, token, { ttl: lifetimeMs / 2 });
     return token;
   }
 

@@ -7,19 +7,18 @@ import { newId } from '../../common/ids';
 import { REDIS } from '../../infra/redis/redis.module';
 import type { RedisClient } from '../../infra/redis/redis-client';
 import { InstallsService } from '../marketplace/installs.service';
-import { CapabilityDescriptor } from '../packages/capability-descriptor';
+import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
 import { CapabilityExecutor } from './capability-executor.service';
 import { CapabilitySchemas } from './capability-schemas';
 import { ExecutionFailure } from './execution-failure';
 import { PhaseClock } from './execution-traces.service';
 import { CachedState, StateCache } from './state-cache';
+import { isObject } from '../../common/json';
 
 /** Consecutive failed state polls of one package that count as "sustained health check failures". */
 export const HEALTH_FAILURES_BEFORE_SUSPENSION = 20;
 /** Poll period of a state capability that declares no `refreshInterval` (stored descriptors normally carry one). */
 export const DEFAULT_REFRESH_INTERVAL_SECONDS = 300;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * What a poll sends as `params`, first valid of: the params of the last call

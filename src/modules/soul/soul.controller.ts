@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Patch } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AuthenticatedUser, CurrentUser } from '../auth/authenticated-user';
-import { UserApi } from '../auth/user-auth.guard';
+import { AuthenticatedUser, CurrentUser } from '../access/authenticated-user';
+import { UserApi } from '../access/user-auth.guard';
 import { SoulDto, UpdateSoulDto } from './dto/soul.dto';
 import { SoulService, toSoulDto } from './soul.service';
 import { UserApiErrors } from '../../common/openapi/error-responses';

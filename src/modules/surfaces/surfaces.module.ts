@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
 import { MarketplaceModule } from '../marketplace/marketplace.module';
 import { RuntimeBridgeModule } from '../runtime-bridge/runtime-bridge.module';
 import { SurfacesController } from './surfaces.controller';
@@ -6,7 +7,7 @@ import { SurfacesService } from './surfaces.service';
 
 /** Consumer surfaces: component models per placement. */
 @Module({
-  imports: [MarketplaceModule, RuntimeBridgeModule],
+  imports: [AccessModule, MarketplaceModule, RuntimeBridgeModule],
   controllers: [SurfacesController],
   providers: [SurfacesService],
 })

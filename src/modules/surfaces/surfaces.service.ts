@@ -9,7 +9,7 @@ import {
   Placement,
   PLACEMENTS,
   TYPICAL_COMPONENTS,
-} from '../packages/capability-descriptor';
+} from '../descriptors/capability-descriptor';
 import { StateCache } from '../runtime-bridge/state-cache';
 
 /** The first example's `input` of an action capability, when the provider gave one. */

@@ -1,10 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { inBatches } from '../../infra/database/in-batches';
 import { Idempotency } from '../../common/idempotency/idempotency.service';
 import { MailOutbox } from '../../infra/mail/mail-outbox';
-import { Sessions } from '../auth/sessions.service';
+import { Sessions } from '../access/sessions.service';
+import { DomainEvents } from '../events/domain-events';
 import { VersionLifecycle } from '../packages/version-lifecycle.service';
 import { ExportsService } from '../privacy/exports.service';
 import { ExecutionTraces } from '../runtime-bridge/execution-traces.service';
@@ -22,7 +20,7 @@ export class RetentionService {
   private readonly logger = new Logger(RetentionService.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly events: DomainEvents,
     private readonly sessions: Sessions,
     private readonly idempotency: Idempotency,
     private readonly exports: ExportsService,
@@ -47,11 +45,6 @@ export class RetentionService {
   }
 
   private purgeDispatchedEvents(): Promise<number> {
-    return inBatches(
-      this.dataSource,
-      `DELETE FROM events WHERE id IN (
-         SELECT id FROM events WHERE dispatched_at IS NOT NULL AND dispatched_at < now() - make_interval(days => $2) LIMIT $1)`,
-      [DISPATCHED_EVENT_RETENTION_DAYS],
-    );
+    return this.events.purgeDispatched(DISPATCHED_EVENT_RETENTION_DAYS);
   }
 }

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AgentsModule } from '../agents/agents.module';
-import { AuthModule } from '../auth/auth.module';
+import { AccessModule } from '../access/access.module';
 import { PackagesModule } from '../packages/packages.module';
 import { PrivacyModule } from '../privacy/privacy.module';
 import { RuntimeBridgeModule } from '../runtime-bridge/runtime-bridge.module';
@@ -9,7 +9,7 @@ import { SystemController } from './system.controller';
 import { SystemQueue } from './system.queue';
 
 @Module({
-  imports: [AuthModule, PrivacyModule, AgentsModule, PackagesModule, RuntimeBridgeModule],
+  imports: [AccessModule, PrivacyModule, AgentsModule, PackagesModule, RuntimeBridgeModule],
   controllers: [SystemController],
   providers: [SystemQueue, RetentionService],
   exports: [SystemQueue, RetentionService],

@@ -4,12 +4,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { newId } from '../../common/ids';
+import { isObject } from '../../common/json';
 import { RateDecision, RateLimits } from '../../common/rate-limit/rate-limits.service';
 import { DomainEvents } from '../events/domain-events';
 import { PackagesService } from '../packages/packages.service';
-import { cachedValidatorFor } from '../packages/schema-checker';
+import { cachedValidatorFor } from '../descriptors/schema-checker';
 import { AppsService } from '../providers/apps.service';
-import { tierLimits } from '../runtime-bridge/bridge-limits';
+import { tierLimits } from '../../common/app-tiers';
+import { InboundWebhookEventsRepository } from './inbound-webhook-events.repository';
 import { WebhookProfiles } from './webhook-profiles.service';
 import { verifySpecSignature } from './webhook-signature';
 
@@ -38,6 +40,7 @@ export interface InboundAck {
 export class InboundWebhooks {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly inbound: InboundWebhookEventsRepository,
     private readonly profiles: WebhookProfiles,
     private readonly packages: PackagesService,
     private readonly events: DomainEvents,
@@ -68,7 +71,7 @@ export class InboundWebhooks {
         throw new ProblemError('invalid_format', `${field} must be at most ${limit} characters`, { field });
     }
     if (body.data === undefined) throw new ProblemError('missing_field', 'data is required', { field: 'data' });
-    if (typeof body.data !== 'object' || body.data === null || Array.isArray(body.data)) {
+    if (!isObject(body.data)) {
       throw new ProblemError('invalid_format', 'data must be an object', { field: 'data' });
     }
     const occurredAt = Date.parse(body.timestamp as string);
@@ -100,19 +103,21 @@ export class InboundWebhooks {
     const bodyHash = createHash('sha256').update(rawBody!).digest('hex');
     return this.dataSource.transaction(async (manager) => {
       const id = newId('evt');
-      const inserted: Array<{ id: string; received_at: Date }> = await manager.query(
-        `INSERT INTO inbound_webhook_events (id, app_id, event_type, action, user_id, occurred_at, body_sha256, data)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-         ON CONFLICT (app_id, event_type, occurred_at, body_sha256) DO NOTHING RETURNING id, received_at`,
-        [id, appId, body.event, body.action, body.userId, new Date(occurredAt), bodyHash, JSON.stringify(body.data)],
-      );
-      if (inserted.length === 0) {
+      const event = {
+        id,
+        appId,
+        eventType: body.event as string,
+        action: body.action as string,
+        userId: body.userId as string,
+        occurredAt: new Date(occurredAt),
+        bodySha256: bodyHash,
+        data: body.data,
+      };
+      const inserted = await this.inbound.insertOnce(manager, event);
+      if (!inserted) {
         // A repeat: acknowledged with the first event's id, not processed again.
-        const [first]: Array<{ id: string; received_at: Date }> = await manager.query(
-          `SELECT id, received_at FROM inbound_webhook_events WHERE app_id = $1 AND event_type = $2 AND occurred_at = $3 AND body_sha256 = $4`,
-          [appId, body.event, new Date(occurredAt), bodyHash],
-        );
-        return { status: 'accepted' as const, event_id: first.id, processed_at: first.received_at.toISOString() };
+        const first = await this.inbound.findSame(manager, event);
+        return { status: 'accepted' as const, event_id: first.id, processed_at: first.receivedAt.toISOString() };
       }
       await this.events.record(manager, {
         type: PROVIDER_EVENT_RECEIVED,
@@ -126,7 +131,7 @@ export class InboundWebhooks {
           data: body.data,
         },
       });
-      return { status: 'accepted' as const, event_id: id, processed_at: inserted[0].received_at.toISOString() };
+      return { status: 'accepted' as const, event_id: id, processed_at: inserted.receivedAt.toISOString() };
     });
   }
 
@@ -164,7 +169,7 @@ export class InboundWebhooks {
 function parse(raw: Buffer): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(raw.toString('utf8'));
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    if (isObject(value)) return value;
   } catch {
     /* answered below */
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
+import type { Tx } from '../../infra/database/sql-repository';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
 import { AppsService } from '../providers/apps.service';
@@ -10,37 +11,9 @@ import { JobOutbox } from '../../infra/queue/job-outbox';
 import { drainJobs, WebhookDeliveryQueue } from './webhook-delivery.queue';
 import { WebhookProfiles } from './webhook-profiles.service';
 import { sampleData } from './sample-events';
+import { DeliveryRow, WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 
-export interface DeliveryRow {
-  id: string;
-  app_id: string;
-  event_id: string;
-  event_type: string;
-  idempotency_key: string;
-  body: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempt_count: number;
-  chain_started_at: Date;
-  next_attempt_at: Date;
-  last_status_code: number | null;
-  last_error: string | null;
-  replay_of: string | null;
-  test: boolean;
-  delivered_at: Date | null;
-  failed_at: Date | null;
-  created_at: Date;
-}
-
-interface AttemptRow {
-  attempt: number;
-  started_at: Date;
-  request_headers: Record<string, string>;
-  status_code: number | null;
-  latency_ms: number;
-  response_body: string | null;
-  error_class: string | null;
-  outcome: string;
-}
+export type { DeliveryRow } from './webhook-deliveries.repository';
 
 export interface EnvelopeInput {
   eventId: string;
@@ -73,6 +46,7 @@ export function envelope(input: EnvelopeInput): { body: string; idempotencyKey: 
 export class WebhookDeliveries {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly deliveries: WebhookDeliveriesRepository,
     private readonly apps: AppsService,
     private readonly profiles: WebhookProfiles,
     private readonly queue: WebhookDeliveryQueue,
@@ -85,58 +59,38 @@ export class WebhookDeliveries {
    * delivery for the app: fan-out may run again after a crash.
    */
   async create(
-    manager: EntityManager,
+    manager: Tx,
     input: EnvelopeInput,
     options: { test?: boolean; replayOf?: string; disabled?: boolean } = {},
   ): Promise<DeliveryRow | null> {
     const { body, idempotencyKey } = envelope(input);
-    const disabled = options.disabled === true;
-    const rows: DeliveryRow[] = await manager.query(
-      `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of, status, last_error, failed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN now() END)
-       ON CONFLICT (event_id, app_id) WHERE replay_of IS NULL AND NOT test DO NOTHING
-       RETURNING *`,
-      [
-        newId('dlv'),
-        input.appId,
-        input.eventId,
-        input.type,
-        idempotencyKey,
-        body,
-        options.test ?? false,
-        options.replayOf ?? null,
-        disabled ? 'failed' : 'pending',
-        disabled ? 'endpoint_disabled' : null,
-        disabled,
-      ],
-    );
-    return rows[0] ?? null;
+    return this.deliveries.insert(manager, {
+      id: newId('dlv'),
+      appId: input.appId,
+      eventId: input.eventId,
+      type: input.type,
+      idempotencyKey,
+      body,
+      test: options.test ?? false,
+      replayOf: options.replayOf ?? null,
+      disabled: options.disabled === true,
+    });
   }
 
   async list(principal: PlatformPrincipal, appId: string, query: DeliveryListQuery) {
     await this.apps.owned(principal, appId);
     const limit = query.limit ?? DEFAULT_DELIVERY_PAGE;
     const cursor = query.cursor ? decodeCursor(query.cursor) : null;
-    const rows: DeliveryRow[] = await this.dataSource.query(
-      `SELECT * FROM webhook_deliveries
-        WHERE app_id = $1
-          AND ($2::text IS NULL OR status = $2)
-          AND ($3::text IS NULL OR event_type = $3)
-          AND ($4::timestamptz IS NULL OR created_at >= $4)
-          AND ($5::timestamptz IS NULL OR created_at < $5)
-          AND ($6::timestamptz IS NULL OR (created_at, id) < ($6, $7))
-        ORDER BY created_at DESC, id DESC
-        LIMIT $8`,
-      [
-        appId,
-        query.status ?? null,
-        query.event_type ?? null,
-        query.since ?? null,
-        query.until ?? null,
-        cursor?.at ?? null,
-        cursor?.id ?? null,
-        limit + 1,
-      ],
+    const rows = await this.deliveries.page(
+      appId,
+      {
+        status: query.status ?? null,
+        eventType: query.event_type ?? null,
+        since: query.since ?? null,
+        until: query.until ?? null,
+        after: cursor,
+      },
+      limit + 1,
     );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
@@ -148,11 +102,7 @@ export class WebhookDeliveries {
 
   async get(principal: PlatformPrincipal, appId: string, deliveryId: string) {
     const row = await this.owned(principal, appId, deliveryId);
-    const attempts: AttemptRow[] = await this.dataSource.query(
-      `SELECT attempt, started_at, request_headers, status_code, latency_ms, response_body, error_class, outcome
-         FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt`,
-      [row.id],
-    );
+    const attempts = await this.deliveries.attemptsOf(row.id);
     return {
       ...toSummary(row),
       payload: JSON.parse(row.body) as unknown,
@@ -210,14 +160,7 @@ export class WebhookDeliveries {
    * that is the latest chain of its event (running it twice re-sends nothing twice).
    */
   async recover(appId: string, since: Date): Promise<number> {
-    const failed: DeliveryRow[] = await this.dataSource.query(
-      `SELECT d.* FROM webhook_deliveries d
-        WHERE d.app_id = $1 AND d.status = 'failed' AND d.created_at >= $2
-          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r
-                           WHERE r.app_id = d.app_id AND r.event_id = d.event_id AND r.created_at > d.created_at)
-        ORDER BY d.created_at, d.id`,
-      [appId, since],
-    );
+    const failed = await this.deliveries.latestFailedSince(appId, since);
     await this.dataSource.transaction(async (manager) => {
       for (const original of failed) await this.replayRow(manager, original);
       if (failed.length > 0) await this.jobs.record(manager, drainJobs([appId]));
@@ -226,29 +169,13 @@ export class WebhookDeliveries {
   }
 
   /** A new pending chain for the same event, in the caller's transaction (which also queues a drain of the endpoint). */
-  private async replayRow(manager: EntityManager, original: DeliveryRow): Promise<DeliveryRow> {
-    const [row]: DeliveryRow[] = await manager.query(
-      `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [
-        newId('dlv'),
-        original.app_id,
-        original.event_id,
-        original.event_type,
-        original.idempotency_key,
-        original.body,
-        original.test,
-        original.id,
-      ],
-    );
-    return row;
+  private async replayRow(manager: Tx, original: DeliveryRow): Promise<DeliveryRow> {
+    return this.deliveries.insertReplay(manager, newId('dlv'), original);
   }
 
   private async owned(principal: PlatformPrincipal, appId: string, deliveryId: string): Promise<DeliveryRow> {
     await this.apps.owned(principal, appId);
-    const [row]: DeliveryRow[] = isId(deliveryId, 'dlv')
-      ? await this.dataSource.query(`SELECT * FROM webhook_deliveries WHERE id = $1 AND app_id = $2`, [deliveryId, appId])
-      : [];
+    const row = isId(deliveryId, 'dlv') ? await this.deliveries.findForApp(deliveryId, appId) : null;
     if (!row) throw new ProblemError('not_found', `No delivery ${deliveryId} for app ${appId}`);
     return row;
   }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { MailOutbox } from '../../infra/mail/mail-outbox';
 import { AppsService } from '../providers/apps.service';
+import { WebhookProfilesRepository } from './webhook-profiles.repository';
 import { SECRET_ROTATION_DAYS } from './webhook-profiles.service';
 
 /** The periodic webhook sweep: signing secrets due for rotation. (Lost delivery jobs are the job relay's sweep.) */
@@ -10,6 +11,7 @@ import { SECRET_ROTATION_DAYS } from './webhook-profiles.service';
 export class WebhookMaintenance {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly profiles: WebhookProfilesRepository,
     private readonly apps: AppsService,
     private readonly mail: MailOutbox,
   ) {}
@@ -20,19 +22,12 @@ export class WebhookMaintenance {
 
   /** One reminder per secret older than the recommended rotation interval. */
   private async remindRotation(): Promise<number> {
-    const due: Array<{ app_id: string }> = await this.dataSource.query(
-      `SELECT app_id FROM webhook_profiles
-        WHERE secret_rotated_at < now() - make_interval(days => $1) AND rotation_reminded_at IS NULL LIMIT 100`,
-      [SECRET_ROTATION_DAYS],
-    );
-    for (const { app_id: appId } of due) {
+    const due = await this.profiles.dueForRotationReminder(SECRET_ROTATION_DAYS);
+    for (const appId of due) {
       const target = await this.apps.webhookTarget(appId);
       await this.dataSource.transaction(async (manager) => {
-        const [, updated]: [unknown, number] = await manager.query(
-          `UPDATE webhook_profiles SET rotation_reminded_at = now() WHERE app_id = $1 AND rotation_reminded_at IS NULL`,
-          [appId],
-        );
-        if (updated === 0 || !target) return;
+        const reminded = await this.profiles.markRotationReminded(manager, appId);
+        if (!reminded || !target) return;
         await this.mail.enqueue(manager, {
           to: target.developer_email,
           subject: 'Rotate your webhook signing secret',

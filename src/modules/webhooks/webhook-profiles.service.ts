@@ -1,6 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import type { Tx } from '../../infra/database/sql-repository';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { ProblemError } from '../../common/errors/problem-error';
 import { APP_CONFIG } from '../../config/config.module';
@@ -9,27 +8,14 @@ import type { AppWebhookSetup } from '../providers/app-webhook-setup';
 import { AppsService } from '../providers/apps.service';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import { PutWebhookProfileDto, WebhookProfileDto } from './dto/webhook.dto';
+import { ProfileRow, WebhookProfilesRepository } from './webhook-profiles.repository';
 import { newWebhookSecret, SigningSecrets } from './webhook-signature';
 
 export type { SigningSecrets } from './webhook-signature';
+export type { ProfileRow } from './webhook-profiles.repository';
 
 /** Recommended rotation interval (spec, Authentication point 6). */
 export const SECRET_ROTATION_DAYS = 90;
-
-export interface ProfileRow {
-  app_id: string;
-  event_types: string[];
-  secret_encrypted: string;
-  previous_secret_encrypted: string | null;
-  previous_secret_expires_at: Date | null;
-  secret_rotated_at: Date;
-  timeout_ms: number;
-  failing_since: Date | null;
-  disabled_at: Date | null;
-  disabled_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
 
 /** The profile as answered: `webhook_secret` is the spec's name of the secret, `secret` its older alias. */
 export type WebhookProfileAnswer = WebhookProfileDto & { webhook_secret?: string };
@@ -41,7 +27,7 @@ const DEFAULT_TIMEOUT_MS = 5000;
 @Injectable()
 export class WebhookProfiles implements OnModuleInit, AppWebhookSetup {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: WebhookProfilesRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly apps: AppsService,
     private readonly secretBox: SecretBox,
@@ -52,14 +38,10 @@ export class WebhookProfiles implements OnModuleInit, AppWebhookSetup {
     this.apps.useWebhookSetup(this);
   }
 
-  async ensureProfile(manager: EntityManager, appId: string): Promise<string | null> {
+  async ensureProfile(manager: Tx, appId: string): Promise<string | null> {
     const secret = newWebhookSecret();
-    const inserted: Array<{ app_id: string }> = await manager.query(
-      `INSERT INTO webhook_profiles (app_id, event_types, secret_encrypted, timeout_ms) VALUES ($1, '{*}'::text[], $2, $3)
-       ON CONFLICT (app_id) DO NOTHING RETURNING app_id`,
-      [appId, this.secretBox.seal(secret), DEFAULT_TIMEOUT_MS],
-    );
-    return inserted.length > 0 ? secret : null;
+    const inserted = await this.repository.insertDefault(manager, appId, this.secretBox.seal(secret), DEFAULT_TIMEOUT_MS);
+    return inserted ? secret : null;
   }
 
   async get(principal: PlatformPrincipal, appId: string): Promise<WebhookProfileAnswer> {
@@ -85,25 +67,19 @@ export class WebhookProfiles implements OnModuleInit, AppWebhookSetup {
 
     const secret = newWebhookSecret();
     const eventTypes = normaliseTypes(input.event_types);
-    const [row]: Array<ProfileRow & { inserted: boolean }> = await this.dataSource.query(
-      `INSERT INTO webhook_profiles (app_id, event_types, secret_encrypted, timeout_ms)
-       VALUES ($1, COALESCE($2, '{*}'::text[]), $3, COALESCE($4, ${DEFAULT_TIMEOUT_MS}))
-       ON CONFLICT (app_id) DO UPDATE SET
-         event_types = COALESCE($2, webhook_profiles.event_types),
-         timeout_ms = COALESCE($4, webhook_profiles.timeout_ms),
-         disabled_at = CASE WHEN $5::boolean IS TRUE THEN NULL WHEN $5::boolean IS FALSE THEN COALESCE(webhook_profiles.disabled_at, now()) ELSE webhook_profiles.disabled_at END,
-         disabled_reason = CASE WHEN $5::boolean IS TRUE THEN NULL WHEN $5::boolean IS FALSE THEN COALESCE(webhook_profiles.disabled_reason, 'disabled by the provider') ELSE webhook_profiles.disabled_reason END,
-         failing_since = CASE WHEN $5::boolean IS TRUE THEN NULL ELSE webhook_profiles.failing_since END,
-         updated_at = now()
-       RETURNING *, (xmax = 0) AS inserted`,
-      [appId, eventTypes, this.secretBox.seal(secret), input.timeout_seconds ? input.timeout_seconds * 1000 : null, input.enabled ?? null],
+    const row = await this.repository.upsert(
+      appId,
+      {
+        eventTypes,
+        sealedSecret: this.secretBox.seal(secret),
+        timeoutMs: input.timeout_seconds ? input.timeout_seconds * 1000 : null,
+        enabled: input.enabled ?? null,
+      },
+      DEFAULT_TIMEOUT_MS,
     );
     const created = row.inserted || createdSecret !== undefined;
     if (created && input.enabled === false) {
-      await this.dataSource.query(
-        `UPDATE webhook_profiles SET disabled_at = now(), disabled_reason = 'disabled by the provider' WHERE app_id = $1`,
-        [appId],
-      );
+      await this.repository.disableByProvider(appId);
       row.disabled_at = new Date();
       row.disabled_reason = 'disabled by the provider';
     }
@@ -114,21 +90,13 @@ export class WebhookProfiles implements OnModuleInit, AppWebhookSetup {
   async rotate(principal: PlatformPrincipal, appId: string): Promise<WebhookProfileAnswer> {
     const app = await this.apps.owned(principal, appId);
     const secret = newWebhookSecret();
-    const [[row]]: [ProfileRow[], number] = await this.dataSource.query(
-      `UPDATE webhook_profiles SET
-         previous_secret_encrypted = CASE WHEN $3 > 0 THEN secret_encrypted END,
-         previous_secret_expires_at = CASE WHEN $3 > 0 THEN now() + make_interval(secs => $3) END,
-         secret_encrypted = $2, secret_rotated_at = now(), rotation_reminded_at = NULL, updated_at = now()
-       WHERE app_id = $1 RETURNING *`,
-      [appId, this.secretBox.seal(secret), this.config.webhooks.secretGraceSeconds],
-    );
+    const row = await this.repository.rotateSecret(appId, this.secretBox.seal(secret), this.config.webhooks.secretGraceSeconds);
     if (!row) throw new ProblemError('not_found', `App ${appId} has no webhook profile yet; create one with PUT`);
     return this.toDto(row, app.webhook_url, secret);
   }
 
-  async find(appId: string, manager?: EntityManager): Promise<ProfileRow | null> {
-    const [row]: ProfileRow[] = await (manager ?? this.dataSource).query(`SELECT * FROM webhook_profiles WHERE app_id = $1`, [appId]);
-    return row ?? null;
+  async find(appId: string, manager?: Tx): Promise<ProfileRow | null> {
+    return this.repository.find(appId, manager);
   }
 
   /** Secrets to sign with now: the current one, and the previous one while its grace period lasts. */

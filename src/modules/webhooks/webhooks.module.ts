@@ -4,10 +4,13 @@ import { ProvidersModule } from '../providers/providers.module';
 import { DeliveryAttempts } from './delivery-attempts';
 import { EndpointDrain } from './endpoint-drain';
 import { EndpointLease } from './endpoint-lease';
+import { InboundWebhookEventsRepository } from './inbound-webhook-events.repository';
 import { InboundWebhooks } from './inbound-webhooks.service';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { WebhookDeliveries } from './webhook-deliveries.service';
 import { WebhookDeliveryQueue } from './webhook-delivery.queue';
 import { WebhookMaintenance } from './webhook-maintenance';
+import { WebhookProfilesRepository } from './webhook-profiles.repository';
 import { WebhookProfiles } from './webhook-profiles.service';
 import { WebhookIpsController, WebhooksController } from './webhooks.controller';
 
@@ -20,6 +23,9 @@ import { WebhookIpsController, WebhooksController } from './webhooks.controller'
   imports: [ProvidersModule, PackagesModule],
   controllers: [WebhooksController, WebhookIpsController],
   providers: [
+    WebhookProfilesRepository,
+    WebhookDeliveriesRepository,
+    InboundWebhookEventsRepository,
     WebhookProfiles,
     WebhookDeliveries,
     WebhookDeliveryQueue,
@@ -29,6 +35,16 @@ import { WebhookIpsController, WebhooksController } from './webhooks.controller'
     EndpointDrain,
     WebhookMaintenance,
   ],
-  exports: [WebhookProfiles, WebhookDeliveries, WebhookDeliveryQueue, DeliveryAttempts, EndpointDrain, WebhookMaintenance],
+  exports: [
+    WebhookProfilesRepository,
+    WebhookDeliveriesRepository,
+    InboundWebhookEventsRepository,
+    WebhookProfiles,
+    WebhookDeliveries,
+    WebhookDeliveryQueue,
+    DeliveryAttempts,
+    EndpointDrain,
+    WebhookMaintenance,
+  ],
 })
 export class WebhooksModule {}

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AgentActionEntity } from '../entities/agent-action.entity';
+import type { AgentAction } from '../agent-actions.repository';
 import { DraftEmailParams, isAgentAction, SuggestReplyParams, SummarizeConversationParams } from './agent-action-params';
 import { AgentActionRejected } from './agent-action.error';
 import { ConversationSummarizer } from './conversation-summarizer';
@@ -15,7 +15,7 @@ export class AgentActionRunner {
     private readonly suggester: ReplySuggester,
   ) {}
 
-  async run(action: AgentActionEntity): Promise<Record<string, unknown>> {
+  async run(action: AgentAction): Promise<Record<string, unknown>> {
     if (!isAgentAction(action.action)) throw new AgentActionRejected(`Unknown action "${action.action}"`);
     switch (action.action) {
       case 'draft_email':

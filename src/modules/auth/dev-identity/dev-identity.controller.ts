@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiError } from '../../../common/errors/api-error';
 import { UserApiErrors } from '../../../common/openapi/error-responses';
 import { JwksDto } from '../dto/auth-responses.dto';
-import { DevAccountsRepository } from './dev-accounts.repository';
+import { DevAccounts } from './dev-accounts.service';
 import { DevAccount, devSubject, DevIdentityKeys } from './dev-identity-keys';
 
 /** Where the provider may send a signed-in browser back to: a path of the consumer app on this origin. */
@@ -36,7 +36,7 @@ interface SignInQuery {
 export class DevIdentityController {
   constructor(
     private readonly keys: DevIdentityKeys,
-    private readonly accounts: DevAccountsRepository,
+    private readonly accounts: DevAccounts,
   ) {}
 
   @Get('jwks.json')

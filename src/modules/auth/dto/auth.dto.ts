@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsString, MaxLength } from 'class-validator';
-import { USER_TIERS, type UserTier } from '../entities/user.entity';
+import { USER_TIERS, type UserTier } from '../../access/authenticated-user';
 
 /** Firebase ID tokens are about 1 KB; 8 KB leaves room for large custom claims and bounds what is verified. */
 export const MAX_ID_TOKEN_LENGTH = 8192;

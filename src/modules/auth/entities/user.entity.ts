@@ -1,7 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-
-export const USER_TIERS = ['free', 'pro', 'enterprise'] as const;
-export type UserTier = (typeof USER_TIERS)[number];
+import type { UserTier } from '../../access/authenticated-user';
 
 @Entity('users')
 export class UserEntity {

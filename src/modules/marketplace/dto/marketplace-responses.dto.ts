@@ -1,12 +1,21 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { CAPABILITY_MODES, RISK_TIERS } from '../../packages/capability-descriptor';
+import { CAPABILITY_MODES, RISK_TIERS } from '../../descriptors/capability-descriptor';
 
 /** A capability as the catalog shows it. */
 export class CatalogCapabilityDto {
   @ApiProperty() name: string;
   @ApiProperty({ enum: CAPABILITY_MODES }) type: string;
   @ApiProperty() description: string;
-  @ApiPropertyOptional({ description: 'How a client should present the capability', type: Object }) surfaceGuidance?: unknown;
+  @ApiPropertyOptional({
+    description: 'How a client should present the capability',
+    type: 'object',
+    properties: {
+      intent: { type: 'string' },
+      placement: { type: 'array', items: { type: 'string' } },
+      preferredComponents: { type: 'array', items: { type: 'string' } },
+    },
+  })
+  surfaceGuidance?: unknown;
 }
 
 /** A published package in the catalog. */

@@ -5,7 +5,7 @@ import {
   DEFAULT_REFRESH_INTERVAL_SECONDS,
   INTENTS,
   PLACEMENTS,
-} from '../capability-descriptor';
+} from '../../descriptors/capability-descriptor';
 
 /**
  * The capability descriptor as OpenAPI shows it (docs/descriptor.md explains

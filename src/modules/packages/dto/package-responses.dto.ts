@@ -1,6 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ConformanceRunDto } from '../../conformance/conformance-run-responses.dto';
-import { RISK_TIERS } from '../capability-descriptor';
+import { ConformanceRunDto, DIMENSION_REPORT_SCHEMA } from '../../conformance/conformance-run-responses.dto';
+import { RISK_TIERS } from '../../descriptors/capability-descriptor';
 import { CAPABILITY_ITEMS, CAPABILITY_MODELS } from './capability-descriptor.dto';
 
 const nullableString = { nullable: true, type: String } as const;
@@ -53,7 +53,7 @@ export class LocalValidationResultDto {
   @ApiProperty({ type: 'number' }) score: number;
   @ApiProperty() passed: boolean;
   @ApiProperty({ enum: [false] }) full: false;
-  @ApiProperty({ type: 'object', additionalProperties: true }) dimensions: object;
+  @ApiProperty({ type: 'object', additionalProperties: DIMENSION_REPORT_SCHEMA }) dimensions: object;
 }
 
 export class SubmissionDto {

@@ -1,6 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsArray, IsIn, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
-import { RISK_TIERS, type RiskTier } from '../capability-descriptor';
+import { RISK_TIERS, type RiskTier } from '../../descriptors/capability-descriptor';
 import { CAPABILITY_INPUT_ITEMS, CAPABILITY_INPUT_MODELS } from './capability-descriptor.dto';
 
 const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;

@@ -1,12 +1,12 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiBearerAuth } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DataSource } from 'typeorm';
 import { ProblemError } from '../../../common/errors/problem-error';
 import { RateLimits } from '../../../common/rate-limit/rate-limits.service';
 import { applyRateHeaders } from '../../../common/rate-limit/user-rate-limit.guard';
+import { AppsRepository } from '../apps.repository';
+import { DeveloperSessionsRepository } from '../developer-sessions.repository';
 import { platformAccess, PlatformStanding } from './platform-access';
 import { PLATFORM_ROUTE, PlatformPrincipal, platformRouteOptions, PlatformRouteOptions } from './platform-principal';
 import { PlatformClaims, PlatformTokens } from './platform-tokens';
@@ -21,7 +21,8 @@ export class PlatformAuthGuard implements CanActivate {
   constructor(
     private readonly tokens: PlatformTokens,
     private readonly reflector: Reflector,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly apps: AppsRepository,
+    private readonly developerSessions: DeveloperSessionsRepository,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -45,25 +46,11 @@ export class PlatformAuthGuard implements CanActivate {
    * install still active. No row: the token stands on nothing any more.
    */
   private async standing(claims: PlatformClaims): Promise<PlatformStanding | undefined> {
-    if (claims.kind === 'developer') {
-      const [row]: PlatformStanding[] = await this.dataSource.query(
-        `SELECT d.status, d.email_verified_at FROM developers d
-           JOIN developer_sessions s ON s.developer_id = d.id AND s.id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()
-          WHERE d.id = $1`,
-        [claims.developerId, claims.sessionId],
-      );
-      return row;
-    }
-    const [row]: PlatformStanding[] = await this.dataSource.query(
-      `SELECT d.status, d.email_verified_at, a.scopes AS app_scopes
-         FROM developers d JOIN apps a ON a.developer_id = d.id AND a.id = $2
-        WHERE d.id = $1
-          AND ($3::int IS NULL OR a.secret_generation = $3 OR (a.secret_generation = $3 + 1 AND a.previous_secret_expires_at > now()))
-          AND ($4::text IS NULL OR EXISTS (
-                SELECT 1 FROM installs i WHERE i.id = $4 AND i.user_id = $5 AND i.app_id = a.id AND i.status = 'active'))`,
-      [claims.developerId, claims.appId, claims.secretGeneration ?? null, claims.installId ?? null, claims.userId ?? null],
-    );
-    return row;
+    const row =
+      claims.kind === 'developer'
+        ? await this.developerSessions.standing(claims.developerId, claims.sessionId)
+        : await this.apps.appStanding(claims);
+    return row ?? undefined;
   }
 }
 

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from 'jose';
-import { LruMap } from '../../../common/cache/lru-map';
+import { LRUCache } from 'lru-cache';
 import { ProblemError } from '../../../common/errors/problem-error';
 import { APP_CONFIG } from '../../../config/config.module';
 import type { AppConfig } from '../../../config/app-config';
-import { SigningKeys, TOKEN_ALGORITHM } from '../../auth/signing-keys.service';
+import { rememberUntilExpiry } from '../../access/access-tokens';
+import { SigningKeys, TOKEN_ALGORITHM } from '../../access/signing-keys.service';
 
 /** Audience of developer console tokens (login with email and password). */
 export const CONSOLE_AUDIENCE = 'provider-console';
@@ -39,9 +40,9 @@ export class PlatformTokens {
    * Tokens that passed verification, until their `exp` (keyed by the whole
    * token, signature included; keys, issuer and audiences are fixed for the
    * life of the process). Sessions, apps and suspensions are still checked on
-   * every call by the guard.
+   * every call by the guard. Each entry's TTL runs out at the token's `exp`.
    */
-  private readonly verified = new LruMap<string, PlatformClaims>(10_000);
+  private readonly verified = new LRUCache<string, PlatformClaims>({ max: 10_000, perf: Date, ttlResolution: 0 });
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -65,12 +66,12 @@ export class PlatformTokens {
 
   /** Verifies a platform bearer token; expired → `token_expired`, anything else wrong → `invalid_token`. */
   async verify(token: string): Promise<PlatformClaims> {
+    // An entry past its TTL is deleted by this get and verified afresh, for the precise refusal.
     const known = this.verified.get(token);
-    if (known && known.exp * 1000 > Date.now()) return known;
-    if (known) this.verified.delete(token);
+    if (known) return known;
     const claims = await this.verifyAfresh(token);
     if (claims.kind === 'app') Object.freeze(claims.scopes);
-    this.verified.set(token, Object.freeze(claims));
+    rememberUntilExpiry(this.verified, token, Object.freeze(claims), claims.exp);
     return claims;
   }
 

@@ -25,6 +25,8 @@ export class ExecuteCapabilityDto {
   @Matches(/^usr_/, { message: 'userId must be a user id' })
   userId?: string;
   @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
     description:
       '`state` and `history` params, checked against the capability `schema` before the runtime is called (400 `missing_field` or `invalid_format` naming the field, e.g. `params.account`); history: limit, cursor, direction are always allowed and pass through',
   })
@@ -32,6 +34,8 @@ export class ExecuteCapabilityDto {
   @IsObject()
   params?: Record<string, unknown>;
   @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
     description:
       '`action` input, checked against the capability `schema` (400 `missing_field` or `invalid_format` naming the field, e.g. `input.amount`); executing creates a pending confirmation',
   })

@@ -59,7 +59,12 @@ export class UpdateSoulDto {
 export class SoulDto {
   @ApiProperty() id: string;
   @ApiProperty() user_id: string;
-  @ApiProperty() traits: Record<string, unknown>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'communication_style, humour, formality and empathy (as SoulTraitsPatch names them), and any other trait',
+  })
+  traits: Record<string, unknown>;
   @ApiProperty({ type: [String] }) values: string[];
   @ApiProperty() updated_at: string;
 }

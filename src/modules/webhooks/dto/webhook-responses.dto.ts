@@ -28,7 +28,7 @@ export class DeliverySummaryDto {
   @ApiProperty() event_id: string;
   @ApiProperty() event_type: string;
   @ApiProperty() idempotency_key: string;
-  @ApiProperty({ description: 'pending, delivered or failed' }) status: string;
+  @ApiProperty({ enum: ['pending', 'delivered', 'failed'] }) status: string;
   @ApiProperty({ type: 'integer' }) attempt_count: number;
   @ApiProperty(nullableTime) next_attempt_at: string | null;
   @ApiProperty({ nullable: true, type: 'integer' }) last_status_code: number | null;

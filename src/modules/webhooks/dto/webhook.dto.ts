@@ -46,10 +46,19 @@ export const DEFAULT_DELIVERY_PAGE = 50;
 export const MAX_DELIVERY_PAGE = 200;
 
 export class DeliveryListQuery {
-  @IsOptional() @IsIn(['pending', 'delivered', 'failed']) status?: 'pending' | 'delivered' | 'failed';
-  @IsOptional() @IsString() @MaxLength(100) event_type?: string;
-  @IsOptional() @IsISO8601({ strict: true }) since?: string;
-  @IsOptional() @IsISO8601({ strict: true }) until?: string;
+  @ApiPropertyOptional({ enum: ['pending', 'delivered', 'failed'] })
+  @IsOptional()
+  @IsIn(['pending', 'delivered', 'failed'])
+  status?: 'pending' | 'delivered' | 'failed';
+  @ApiPropertyOptional({ maxLength: 100 }) @IsOptional() @IsString() @MaxLength(100) event_type?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'Created at or after' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  since?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'Created before' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  until?: string;
   @PageCursor() cursor?: string;
   @PageLimit({ max: MAX_DELIVERY_PAGE, default: DEFAULT_DELIVERY_PAGE }) limit?: number;
 }

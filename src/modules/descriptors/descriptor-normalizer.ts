@@ -1,4 +1,5 @@
 import { ProblemError } from '../../common/errors/problem-error';
+import { isObject } from '../../common/json';
 import {
   CAPABILITY_MODES,
   CAPABILITY_NAME_RULE,
@@ -24,8 +25,6 @@ import { checkSchema, jsonPath } from './schema-checker';
 const EVENT_TYPE = /^[\x21-\x7e]{1,200}$/;
 const MAX_CAPABILITIES = 50;
 const MAX_URL_LENGTH = 2000;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function missing(field: string): never {
   throw new ProblemError('missing_field', `${field} is required`, { field });

@@ -1,5 +1,8 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import type { UserTier } from './entities/user.entity';
+
+/** Rate-limit tiers of service users (an operator moves a user between them). */
+export const USER_TIERS = ['free', 'pro', 'enterprise'] as const;
+export type UserTier = (typeof USER_TIERS)[number];
 
 /** The profile fields `/v1/me` shows, read together with the session check. */
 export interface UserProfile {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from 'jose';
-import { LruMap } from '../../common/cache/lru-map';
+import { LRUCache } from 'lru-cache';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { SigningKeys, TOKEN_ALGORITHM } from './signing-keys.service';
@@ -35,8 +35,10 @@ export class AccessTokens {
    * match; the signing keys and the expected issuer and audience never change
    * while the process runs. Whether the session behind a token is still live is
    * not part of this: that is checked on every request (see SessionCache).
+   * Each entry's TTL runs out at its token's `exp`, on the wall clock the
+   * `exp` is stated in (see `untilExpiry`).
    */
-  private readonly verified = new LruMap<string, AccessTokenClaims>(VERIFIED_TOKENS_KEPT);
+  private readonly verified = new LRUCache<string, AccessTokenClaims>({ max: VERIFIED_TOKENS_KEPT, perf: Date, ttlResolution: 0 });
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -92,18 +94,26 @@ export class AccessTokens {
 
   /** The claims of a token verified earlier in this process (here or by the HTTP guard's passport-jwt), until its `exp`. */
   recall(token: string): AccessTokenClaims | undefined {
-    const known = this.verified.get(token);
-    if (!known) return undefined;
-    if (known.exp * 1000 > Date.now()) return known;
-    // Expired since: forget it and let a full verification give the precise refusal.
-    this.verified.delete(token);
-    return undefined;
+    // An entry past its TTL is deleted by this get: a full verification then gives the precise refusal.
+    return this.verified.get(token);
   }
 
   /** Remembers a token whose signature, issuer, audience and expiry were just verified; returns its frozen claims. */
   remember(token: string, payload: AccessTokenClaims): AccessTokenClaims {
     const claims: AccessTokenClaims = Object.freeze({ sub: payload.sub, sid: payload.sid, exp: payload.exp });
-    this.verified.set(token, claims);
+    rememberUntilExpiry(this.verified, token, claims, claims.exp);
     return claims;
   }
+}
+
+/**
+ * Stores `value` in a cache whose clock is `Date` until `exp` (seconds since
+ * the epoch, as JWTs state it): lru-cache calls an entry stale once its age
+ * exceeds its TTL, and a token's last valid millisecond is one before `exp`.
+ * A token with no millisecond left is not stored (a TTL of 0 would mean "forever").
+ */
+export function rememberUntilExpiry<V extends object>(cache: LRUCache<string, V>, token: string, value: V, exp: number): void {
+  const now = Date.now();
+  const ttl = exp * 1000 - now - 1;
+  if (ttl >= 1) cache.set(token, value, { ttl, start: now });
 }

@@ -2,14 +2,13 @@ import { createPublicKey, KeyObject } from 'node:crypto';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, importPKCS8, JWK, KeyLike } from 'jose';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
-import { SigningKeyEntity } from './entities/signing-key.entity';
+import { SigningKeysRepository } from './signing-keys.repository';
 
 export const TOKEN_ALGORITHM = 'ES256';
-const KEY_CREATION_LOCK = 7_340_212;
 
 interface LoadedKey {
   kid: string;
@@ -34,11 +33,12 @@ export class SigningKeys implements OnModuleInit {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly secretBox: SecretBox,
+    private readonly keyRows: SigningKeysRepository,
   ) {}
 
   async onModuleInit(): Promise<void> {
     this.active = this.config.tokenSigningKey ? await this.fromConfiguration(this.config.tokenSigningKey) : await this.fromDatabase();
-    const stored = await this.dataSource.getRepository(SigningKeyEntity).find({ where: { retiredAt: IsNull() } });
+    const stored = await this.keyRows.findUnretired();
     const keys = new Map<string, JWK>([[this.active.kid, this.active.publicJwk]]);
     for (const key of stored) keys.set(key.kid, key.publicJwk);
     for (const [kid, jwk] of keys)
@@ -69,12 +69,8 @@ export class SigningKeys implements OnModuleInit {
   private async fromDatabase(): Promise<LoadedKey> {
     return this.dataSource.transaction(async (manager) => {
       // Two instances starting on an empty database must agree on one key.
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [KEY_CREATION_LOCK]);
-      const repository = manager.getRepository(SigningKeyEntity);
-      const existing = await repository.findOne({
-        where: { retiredAt: IsNull(), algorithm: TOKEN_ALGORITHM },
-        order: { createdAt: 'DESC' },
-      });
+      await this.keyRows.lockCreation(manager);
+      const existing = await this.keyRows.findNewest(manager, TOKEN_ALGORITHM);
       if (existing) {
         let sealed: string;
         try {
@@ -89,14 +85,12 @@ export class SigningKeys implements OnModuleInit {
       }
       const { privateKey } = await generateKeyPair(TOKEN_ALGORITHM, { extractable: true });
       const loaded = await this.describe(privateKey);
-      await repository.save(
-        repository.create({
-          kid: loaded.kid,
-          algorithm: TOKEN_ALGORITHM,
-          publicJwk: loaded.publicJwk,
-          privateJwkEncrypted: this.secretBox.seal(JSON.stringify(await exportJWK(privateKey))),
-        }),
-      );
+      await this.keyRows.insert(manager, {
+        kid: loaded.kid,
+        algorithm: TOKEN_ALGORITHM,
+        publicJwk: loaded.publicJwk,
+        privateJwkEncrypted: this.secretBox.seal(JSON.stringify(await exportJWK(privateKey))),
+      });
       return loaded;
     });
   }

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { Client } from 'pg';
-import { LruMap } from '../../common/cache/lru-map';
+import { LRUCache } from 'lru-cache';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
+import { PgListener } from '../../infra/database/pg-listener';
 import { AuthenticatedUser } from './authenticated-user';
 import { Sessions } from './sessions.service';
 
@@ -10,18 +10,11 @@ import { Sessions } from './sessions.service';
 export const USER_AUTH_CHANNEL = 'user_auth_changed';
 /** Longest a checked session is trusted without asking PostgreSQL again, in case a notification went missing. */
 export const SESSION_CHECK_TTL_MS = 10_000;
-const USERS_KEPT = 20_000;
-const SESSIONS_KEPT_PER_USER = 32;
-const RECONNECT_AFTER_MS = 1_000;
+/** Checked sessions remembered per process (lru-cache preallocates its slots: about 40 bytes each, plus the entries). */
+const CHECKS_KEPT = 50_000;
 
 /** Told the user id of every announced change, or null when changes may have gone unannounced (see `SessionCache.watch`). */
 export type UserAuthWatcher = (userId: string | null) => void;
-
-interface CheckedSession {
-  user: AuthenticatedUser;
-  /** Epoch ms until which the check stands: the TTL, or the session's end if sooner. */
-  until: number;
-}
 
 /**
  * The session check of every user API request (session live, user present,
@@ -33,8 +26,9 @@ interface CheckedSession {
  * - in every process, when the `user_auth_changed` notification arrives, which
  *   triggers send on commit of any such change, whoever made it (another
  *   instance, an operator in psql);
- * - all of them, when the listening connection is lost; until it is back, every
- *   request asks PostgreSQL.
+ * - all of them, when the listening connection (a shared `PgListener`, which
+ *   reconnects every second) is lost; until it is back, every request asks
+ *   PostgreSQL.
  *
  * A lookup that started before an invalidation is not stored (generation
  * check), so an answer read before a change cannot outlive the notification of
@@ -43,42 +37,77 @@ interface CheckedSession {
 @Injectable()
 export class SessionCache implements OnApplicationShutdown {
   private readonly logger = new Logger(SessionCache.name);
-  private readonly users = new LruMap<string, Map<string, CheckedSession>>(USERS_KEPT);
+  /**
+   * Checked sessions by `checkKey`, each until the TTL or the session's end if
+   * sooner (lru-cache's `ttl`, on the wall clock the session's end is stated
+   * in). One cache for all users rather than one per user: an lru-cache holds
+   * about 3 KB even when nearly empty.
+   */
+  private readonly checked = new LRUCache<string, AuthenticatedUser>({
+    max: CHECKS_KEPT,
+    perf: Date,
+    ttlResolution: 0,
+    dispose: (user, key) => this.unindex(user.id, key),
+  });
+  /** The keys in `checked` of each user, so that a user's checks can be dropped together. */
+  private readonly keysByUser = new Map<string, Set<string>>();
   private readonly watchers = new Set<UserAuthWatcher>();
+  private readonly listener: PgListener;
   private generation = 0;
-  private listener: Client | null = null;
   private listening = false;
-  private connecting = false;
-  private nextAttemptAt = 0;
-  private stopped = false;
+  private started = false;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) config: AppConfig,
     private readonly sessions: Sessions,
-  ) {}
+  ) {
+    this.listener = new PgListener(
+      config.databaseUrl,
+      USER_AUTH_CHANNEL,
+      (payload) => {
+        // No payload: the (re)connect call, handled by `connected`.
+        if (!payload) return;
+        this.forgetUser(payload);
+        this.tell(payload);
+      },
+      this.logger,
+      {
+        connected: () => {
+          // Changes made before LISTEN took effect were not announced to us: start from nothing.
+          this.forgetAll();
+          this.listening = true;
+          this.tell(null);
+        },
+        lost: () => {
+          this.listening = false;
+          this.forgetAll();
+          this.logger.warn('session cache listener lost; checking every session in PostgreSQL until it is back');
+        },
+      },
+    );
+  }
 
   /** As `Sessions.resolve`, answered from memory while a recent check stands. */
   async resolve(userId: string, sessionId: string): Promise<AuthenticatedUser | null> {
-    const now = Date.now();
     if (this.listening) {
-      const known = this.users.get(userId)?.get(sessionId);
-      if (known && known.until > now) return known.user;
+      const known = this.checked.get(checkKey(userId, sessionId));
+      if (known) return known;
     } else {
       this.listen();
     }
     const generation = this.generation;
     const found = await this.sessions.check(userId, sessionId);
     if (found && this.listening && generation === this.generation) {
-      let checked = this.users.get(userId);
-      if (!checked) {
-        checked = new Map();
-        this.users.set(userId, checked);
+      const now = Date.now();
+      // lru-cache calls an entry stale once its age exceeds its TTL: the last millisecond the check stands is one before its end.
+      const ttl = Math.min(SESSION_CHECK_TTL_MS, found.expiresAt.getTime() - now) - 1;
+      if (ttl >= 1) {
+        const key = checkKey(userId, sessionId);
+        this.checked.set(key, found.user, { ttl, start: now });
+        let keys = this.keysByUser.get(userId);
+        if (!keys) this.keysByUser.set(userId, (keys = new Set()));
+        keys.add(key);
       }
-      if (checked.size >= SESSIONS_KEPT_PER_USER) {
-        for (const [id, entry] of checked) if (entry.until <= now) checked.delete(id);
-        if (checked.size >= SESSIONS_KEPT_PER_USER) checked.clear();
-      }
-      checked.set(sessionId, { user: found.user, until: Math.min(now + SESSION_CHECK_TTL_MS, found.expiresAt.getTime()) });
     }
     return found?.user ?? null;
   }
@@ -106,15 +135,13 @@ export class SessionCache implements OnApplicationShutdown {
   /** Drops what this process remembers about a user; call after committing a change to their sessions, tier, profile or soul. */
   forgetUser(userId: string): void {
     this.generation += 1;
-    this.users.delete(userId);
+    const keys = this.keysByUser.get(userId);
+    if (keys) for (const key of [...keys]) this.checked.delete(key);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
     this.listening = false;
-    const listener = this.listener;
-    this.listener = null;
-    await listener?.end().catch(() => undefined);
+    await this.listener.stop();
   }
 
   private tell(userId: string | null): void {
@@ -129,47 +156,27 @@ export class SessionCache implements OnApplicationShutdown {
 
   private forgetAll(): void {
     this.generation += 1;
-    this.users.clear();
+    this.checked.clear();
+    this.keysByUser.clear();
   }
 
-  /** Opens the listening connection (lazily: only processes that check user sessions need it), at most once a second. */
-  private listen(): void {
-    if (this.listening || this.connecting || this.stopped || Date.now() < this.nextAttemptAt) return;
-    this.connecting = true;
-    this.nextAttemptAt = Date.now() + RECONNECT_AFTER_MS;
-    const client = new Client({ connectionString: this.config.databaseUrl, keepAlive: true });
-    const lost = (why: string) => {
-      if (this.listener !== client) return;
-      this.listener = null;
-      this.listening = false;
-      this.forgetAll();
-      if (!this.stopped) this.logger.warn(`session cache listener lost (${why}); checking every session in PostgreSQL until it is back`);
-      void client.end().catch(() => undefined);
-    };
-    client.on('notification', (message) => {
-      if (!message.payload) return;
-      this.forgetUser(message.payload);
-      this.tell(message.payload);
-    });
-    client.on('error', (error) => lost(error.message));
-    client.on('end', () => lost('connection closed'));
-    client
-      .connect()
-      .then(() => client.query(`LISTEN ${USER_AUTH_CHANNEL}`))
-      .then(async () => {
-        if (this.stopped) return void (await client.end());
-        this.listener = client;
-        // Changes made before LISTEN took effect were not announced to us: start from nothing.
-        this.forgetAll();
-        this.listening = true;
-        this.tell(null);
-      })
-      .catch(async (error: Error) => {
-        this.logger.warn(`session cache listener could not connect: ${error.message}`);
-        await client.end().catch(() => undefined);
-      })
-      .finally(() => {
-        this.connecting = false;
-      });
+  /** Called by the cache whenever an entry leaves it (deleted, replaced, evicted or expired). */
+  private unindex(userId: string, key: string): void {
+    const keys = this.keysByUser.get(userId);
+    if (!keys) return;
+    keys.delete(key);
+    if (keys.size === 0) this.keysByUser.delete(userId);
   }
+
+  /** Starts the listening connection, lazily: only processes that check user sessions need it. It then reconnects by itself. */
+  private listen(): void {
+    if (this.started) return;
+    this.started = true;
+    void this.listener.start();
+  }
+}
+
+/** Session ids are unique, but a check answers for the user it was made for only. */
+function checkKey(userId: string, sessionId: string): string {
+  return `${userId} ${sessionId}`;
 }

@@ -1,3 +1,11 @@
+/**
+ * `descriptors/` is a leaf: the capability descriptor vocabulary, its schema
+ * rules (schema-checker.ts) and the normaliser that turns a provider's input
+ * into the stored form. It imports no area and has no Nest module, so packages,
+ * conformance, the runtime bridge, the gateway and webhooks all use it without
+ * importing each other (conformance no longer reaches into packages).
+ */
+
 /** Vocabulary of capability descriptors (spec: Capability descriptor, Surface guidance). */
 export const CAPABILITY_MODES = ['state', 'action', 'history', 'realtime', 'webhook'] as const;
 export const INTENTS = ['ambient_context', 'actionable_insight', 'notification', 'deep_dive'] as const;

@@ -1,7 +1,8 @@
 import Ajv from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { LruMap } from '../../common/cache/lru-map';
+import { LRUCache } from 'lru-cache';
+import { isObject } from '../../common/json';
 import { JsonSchema } from './capability-descriptor';
 
 /** Why a schema was refused, and where: a JSONPath into the schema such as `$.properties.amount`. */
@@ -131,8 +132,6 @@ export function jsonPath(segments: Array<string | number>): string {
     return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(s) ? `${path}.${s}` : `${path}['${s.replace(/'/g, "\\'")}']`;
   }, '$');
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Checks one capability schema the way the spec asks: draft-07 (default) or
@@ -300,7 +299,7 @@ export function validatorFor(schema: JsonSchema): (data: unknown) => { valid: bo
 }
 
 /** Compiled validators by schema text; compiling costs milliseconds, a lookup microseconds. */
-const compiled = new LruMap<string, ReturnType<typeof validatorFor>>(512);
+const compiled = new LRUCache<string, ReturnType<typeof validatorFor>>({ max: 512 });
 
 /**
  * `validatorFor`, compiled once per distinct schema and reused: for hot paths

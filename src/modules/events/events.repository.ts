@@ -1,0 +1,169 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { eachBatch } from '../../infra/database/in-batches';
+import { SqlRepository, Tx } from '../../infra/database/sql-repository';
+
+/** PostgreSQL channel that wakes the dispatcher when a transaction with events commits. */
+export const EVENTS_CHANNEL = 'domain_events';
+
+/** An event to write: its id is made by the caller, its hold is in milliseconds (0 for none). */
+export interface NewEventRow {
+  id: string;
+  type: string;
+  payload: Record<string, unknown>;
+  delayMs: number;
+}
+
+/** An event claimed for dispatch, with the attempts made before this one. */
+export interface ClaimedEvent {
+  id: string;
+  type: string;
+  payload: Record<string, unknown>;
+  createdAt: Date;
+  attempts: number;
+}
+
+interface ClaimedRow {
+  id: string;
+  type: string;
+  payload: Record<string, unknown>;
+  created_at: Date;
+  attempts: number;
+}
+
+/**
+ * The `events` table: the transactional outbox of domain events. Written in
+ * the caller's transaction (DomainEvents), claimed and marked by the worker's
+ * dispatcher in its own, purged by the retention job. The hot paths (record,
+ * claim, mark) are one statement each.
+ */
+@Injectable()
+export class EventsRepository extends SqlRepository {
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    super(dataSource);
+  }
+
+  /** Writes one event and its wake-up; answers when it was created. */
+  async insert(tx: Tx, event: NewEventRow): Promise<Date> {
+    // One round trip: the row and the wake-up (delivered on commit, dropped on rollback). The payload is the hold
+    // in milliseconds ("0" for none): a held-back event sets the dispatcher's timer instead of waking it for nothing.
+    const rows = await this.rows<{ created_at: Date }>(
+      `WITH recorded AS (
+         INSERT INTO events (id, type, payload, available_at)
+         VALUES ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000)) RETURNING created_at)
+       SELECT created_at, pg_notify($5, $4::text) FROM recorded`,
+      [event.id, event.type, JSON.stringify(event.payload), event.delayMs, EVENTS_CHANNEL],
+      tx,
+    );
+    return rows[0].created_at;
+  }
+
+  /** Writes several events and one wake-up in one statement; answers when each was created, by id. */
+  async insertMany(tx: Tx, events: NewEventRow[]): Promise<Map<string, Date>> {
+    const rows = await this.rows<{ id: string; created_at: Date }>(
+      `WITH recorded AS (
+         INSERT INTO events (id, type, payload, available_at)
+         SELECT id, type, payload, now() + make_interval(secs => delay_ms::double precision / 1000)
+           FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::int[]) AS e(id, type, payload, delay_ms)
+         RETURNING id, created_at)
+       SELECT id, created_at, pg_notify($5, '0') FROM recorded`,
+      [
+        events.map((e) => e.id),
+        events.map((e) => e.type),
+        events.map((e) => JSON.stringify(e.payload)),
+        events.map((e) => e.delayMs),
+        EVENTS_CHANNEL,
+      ],
+      tx,
+    );
+    return new Map(rows.map((row) => [row.id, row.created_at]));
+  }
+
+  /**
+   * The insert of one event as parts of the caller's single statement
+   * (`WITH change AS (…), <cte> SELECT <select>`), for a change that is itself
+   * one statement. Parameters start at `$<first>`.
+   */
+  insertInStatement(
+    event: { id: string; type: string; payload: Record<string, unknown> },
+    first: number,
+  ): { cte: string; select: string; params: unknown[] } {
+    return {
+      cte: `recorded_event AS (INSERT INTO events (id, type, payload) VALUES ($${first}, $${first + 1}, $${first + 2}))`,
+      select: `pg_notify('${EVENTS_CHANNEL}', '0')`,
+      params: [event.id, event.type, JSON.stringify(event.payload)],
+    };
+  }
+
+  /** Locks up to `size` due, undispatched events, oldest first, skipping those another drain holds. */
+  async claimDue(tx: Tx, size: number): Promise<ClaimedEvent[]> {
+    const rows = await this.rows<ClaimedRow>(
+      `SELECT id, type, payload, created_at, attempts FROM events
+        WHERE dispatched_at IS NULL AND available_at <= now()
+        ORDER BY created_at, id
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED`,
+      [size],
+      tx,
+    );
+    return rows.map((row) => ({ id: row.id, type: row.type, payload: row.payload, createdAt: row.created_at, attempts: row.attempts }));
+  }
+
+  /**
+   * How long until the next event that is not due yet becomes due, read in
+   * the claim's transaction: `now()` is the claim's instant, so an event that
+   * falls due while this batch runs is counted, never missed.
+   */
+  async nextDueInMs(tx: Tx): Promise<number | null> {
+    const row = await this.first<{ ms: number | null }>(
+      `SELECT (extract(epoch FROM min(available_at) - clock_timestamp()) * 1000)::float8 AS ms
+         FROM events WHERE dispatched_at IS NULL AND available_at > now()`,
+      [],
+      tx,
+    );
+    return row?.ms ?? null;
+  }
+
+  async markDispatched(tx: Tx, ids: string[]): Promise<void> {
+    await this.execute(`UPDATE events SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1)`, [ids], tx);
+  }
+
+  /** Counts a failed attempt and holds the event back for `delayMs`. */
+  async postpone(tx: Tx, id: string, error: string, delayMs: number): Promise<void> {
+    await this.execute(
+      `UPDATE events SET attempts = attempts + 1, last_error = $2, available_at = now() + make_interval(secs => $3::double precision / 1000)
+        WHERE id = $1`,
+      [id, error, delayMs],
+      tx,
+    );
+  }
+
+  /**
+   * Runs `work` inside a savepoint of the dispatcher's transaction: released
+   * when it succeeds, rolled back to (undoing what the subscribers wrote) when
+   * it throws, and the error passed on.
+   */
+  async inSavepoint(tx: Tx, name: 'dispatch_batch' | 'dispatch_event', work: () => Promise<void>): Promise<void> {
+    await this.execute(`SAVEPOINT ${name}`, [], tx);
+    try {
+      await work();
+      await this.execute(`RELEASE SAVEPOINT ${name}`, [], tx);
+    } catch (error) {
+      await this.execute(`ROLLBACK TO SAVEPOINT ${name}`, [], tx);
+      throw error;
+    }
+  }
+
+  /** Deletes events dispatched more than `days` ago, in small batches; answers how many. */
+  purgeDispatched(days: number): Promise<number> {
+    return eachBatch(async (limit) => {
+      const { count } = await this.changed(
+        `DELETE FROM events WHERE id IN (
+           SELECT id FROM events WHERE dispatched_at IS NOT NULL AND dispatched_at < now() - make_interval(days => $2) LIMIT $1)`,
+        [limit, days],
+      );
+      return count;
+    });
+  }
+}

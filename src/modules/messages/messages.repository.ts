@@ -1,0 +1,334 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { SqlRepository, Tx } from '../../infra/database/sql-repository';
+import { contactForUserSql } from '../contacts/contact-links';
+import { MessageDirection, MessageItemDto, MessageStatus } from './dto/message.dto';
+import { MessageType, RecipientKind } from './entities/message.entity';
+import { MessagePosition, positionAtSql } from './message-cursor';
+
+/** A message about to be stored, with one recipient row per contact. */
+export interface NewMessage {
+  id: string;
+  senderId: string;
+  recipientKind: RecipientKind;
+  recipientId: string;
+  type: MessageType;
+  content: string;
+  recipients: Array<{ contactId: string; linkedUserId: string | null }>;
+}
+
+/** Which halves of a thread to read: what the user sent, and what one other user sent to them. */
+export interface ThreadScope {
+  /** The user's own messages to this contact or group, or null for none (a member's view of a group). */
+  outbound: { kind: RecipientKind; recipientId: string } | null;
+  /** Messages of this sender that reached the user, or null for none (an unlinked contact, the owner's view of a group). */
+  inbound: { senderId: string; kind: RecipientKind; groupId: string | null; senderContactId: string | null } | null;
+}
+
+/** An item of a thread with its keyset position (`created_at` at microsecond precision). */
+export interface ThreadMessage {
+  item: MessageItemDto;
+  positionAt: string;
+}
+
+export interface Receipt {
+  message_id: string;
+  /** Who is told: the sender's user id (their channel), internal. */
+  sender_id: string;
+  /** How the sender knows the recipient: the sender's contact the message went to. */
+  contact_id: string;
+  at: string;
+}
+
+export interface UndeliveredMessage {
+  id: string;
+  /** The recipient's contact for the sender, or null when they have not added the sender. */
+  sender_contact_id: string | null;
+  recipient_kind: string;
+  /** For a group message, the group (its owner's id) and its current name; absent otherwise. */
+  group_id?: string;
+  group_name?: string | null;
+  /** The recipient's own receipt: `sent`, `delivered` or `read`. */
+  status: string;
+  type: string;
+  content: string;
+  created_at: string;
+}
+
+interface ThreadRow {
+  id: string;
+  direction: MessageDirection;
+  recipient_id: string;
+  recipient_kind: RecipientKind;
+  group_id: string | null;
+  sender_contact_id: string | null;
+  type: MessageType;
+  content: string;
+  status: MessageStatus;
+  delivered_at: Date | null;
+  read_at: Date | null;
+  waiting_recipients: number;
+  created_at: Date;
+  position_at: string;
+}
+
+type SentRow = Record<string, unknown> & { created_at: Date; recipients: Array<Record<string, string | null>> };
+type ReceivedRow = Record<string, unknown> & { created_at: Date; delivered_at: Date | null; read_at: Date | null };
+type UndeliveredRow = Omit<UndeliveredMessage, 'created_at' | 'group_id' | 'group_name'> & {
+  created_at: Date;
+  group_id: string | null;
+  group_name: string | null;
+};
+
+/**
+ * An item of a thread. What another person sent is marked with the reader's
+ * contact for them, never with their user id. Receipts are the stored ones:
+ * inbound, the reader's own; outbound, the least advanced over the linked
+ * recipients (`read` once all of them read it) with the latest times.
+ */
+function toThreadMessage(row: ThreadRow): ThreadMessage {
+  return {
+    item: {
+      id: row.id,
+      direction: row.direction,
+      sender_contact_id: row.sender_contact_id,
+      recipient_id: row.recipient_id,
+      recipient_kind: row.recipient_kind,
+      group_id: row.group_id,
+      type: row.type,
+      content: row.content,
+      status: row.status,
+      delivered_at: row.delivered_at?.toISOString() ?? null,
+      read_at: row.read_at?.toISOString() ?? null,
+      waiting_recipients: row.waiting_recipients,
+      created_at: row.created_at.toISOString(),
+    },
+    positionAt: row.position_at,
+  };
+}
+
+const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
+
+/**
+ * The sender's view of a message's receipts (`m` is the message), as one row:
+ * `waiting` while no recipient is on the service; else the least advanced
+ * state over the linked recipients, with the latest delivery and read times.
+ */
+const OUTBOUND_RECEIPTS_SQL = `SELECT
+    CASE WHEN count(r.recipient_user_id) = 0 THEN 'waiting'
+         WHEN bool_and(r.read_at IS NOT NULL) FILTER (WHERE r.recipient_user_id IS NOT NULL) THEN 'read'
+         WHEN bool_and(r.delivered_at IS NOT NULL) FILTER (WHERE r.recipient_user_id IS NOT NULL) THEN 'delivered'
+         ELSE 'sent' END AS status,
+    max(r.delivered_at) AS delivered_at, max(r.read_at) AS read_at,
+    (count(*) - count(r.recipient_user_id))::int AS waiting_recipients
+  FROM message_recipients r WHERE r.message_id = m.id`;
+
+/**
+ * The `messages` and `message_recipients` tables: a message and its recipient
+ * rows are written together (one statement on the send path), so one
+ * repository owns both.
+ */
+@Injectable()
+export class MessagesRepository extends SqlRepository {
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    super(dataSource);
+  }
+
+  /** The message and its recipient rows in one statement; the message's `created_at`. */
+  async insertWithRecipients(tx: Tx, message: NewMessage): Promise<Date> {
+    const [{ created_at: createdAt }] = await this.rows<{ created_at: Date }>(
+      `WITH message AS (
+         INSERT INTO messages (id, sender_id, recipient_kind, recipient_id, type, content, status)
+         VALUES ($1, $2, $3, $4, $5, $6, 'sent') RETURNING id, created_at
+       ), recipients AS (
+         INSERT INTO message_recipients (message_id, contact_id, recipient_user_id)
+         SELECT message.id, r.contact_id, r.recipient_user_id
+           FROM message, unnest($7::text[], $8::text[]) AS r(contact_id, recipient_user_id)
+       )
+       SELECT created_at FROM message`,
+      [
+        message.id,
+        message.senderId,
+        message.recipientKind,
+        message.recipientId,
+        message.type,
+        message.content,
+        message.recipients.map((r) => r.contactId),
+        message.recipients.map((r) => r.linkedUserId),
+      ],
+      tx,
+    );
+    return createdAt;
+  }
+
+  /** Whether a message sent to this group reached the user (a former member keeps what they received). */
+  async groupMessageReached(userId: string, groupId: string): Promise<boolean> {
+    const rows = await this.rows<unknown>(
+      `SELECT 1 FROM messages m JOIN message_recipients r ON r.message_id = m.id
+        WHERE m.recipient_id = $2 AND m.recipient_kind = 'group' AND r.recipient_user_id = $1 LIMIT 1`,
+      [userId, groupId],
+    );
+    return rows.length > 0;
+  }
+
+  /** A thread, newest first, strictly older than `before` when given. */
+  async thread(userId: string, scope: ThreadScope, take: number, before: MessagePosition | null): Promise<ThreadMessage[]> {
+    const older = `($5::timestamptz IS NULL OR (m.created_at, m.id) < ($5::timestamptz, $6::text))`;
+    const columns = `m.id, m.recipient_kind, CASE WHEN m.recipient_kind = 'group' THEN m.recipient_id END AS group_id,
+      m.type, m.content, m.created_at, ${positionAtSql('m.created_at')} AS position_at`;
+    const rows = await this.rows<ThreadRow>(
+      `SELECT * FROM (
+         (SELECT ${columns}, 'outbound'::text AS direction, m.recipient_id, NULL::text AS sender_contact_id,
+                 s.status, s.delivered_at, s.read_at, s.waiting_recipients
+            FROM messages m
+            CROSS JOIN LATERAL (${OUTBOUND_RECEIPTS_SQL}) s
+           WHERE $2::text IS NOT NULL AND m.sender_id = $1 AND m.recipient_kind = $2 AND m.recipient_id = $3 AND ${older}
+           ORDER BY m.created_at DESC, m.id DESC LIMIT $7)
+         UNION ALL
+         (SELECT ${columns}, 'inbound'::text AS direction, $1::text AS recipient_id,
+                 COALESCE($10::text, ${contactForUserSql('$1', 'm.sender_id')}) AS sender_contact_id,
+                 s.status, s.delivered_at, s.read_at, 0 AS waiting_recipients
+            FROM messages m
+            CROSS JOIN LATERAL (
+              SELECT r.status, r.delivered_at, r.read_at FROM message_recipients r
+               WHERE r.message_id = m.id AND r.recipient_user_id = $1
+               ORDER BY r.read_at NULLS LAST, r.delivered_at NULLS LAST LIMIT 1) s
+           WHERE $4::text IS NOT NULL AND m.sender_id = $4::text AND m.recipient_kind = $8
+             AND ($9::text IS NULL OR m.recipient_id = $9::text) AND ${older}
+           ORDER BY m.created_at DESC, m.id DESC LIMIT $7)
+       ) thread
+       ORDER BY created_at DESC, id DESC LIMIT $7`,
+      [
+        userId,
+        scope.outbound?.kind ?? null,
+        scope.outbound?.recipientId ?? null,
+        scope.inbound?.senderId ?? null,
+        before?.at ?? null,
+        before?.id ?? null,
+        take,
+        scope.inbound?.kind ?? null,
+        scope.inbound?.groupId ?? null,
+        scope.inbound?.senderContactId ?? null,
+      ],
+    );
+    return rows.map(toThreadMessage);
+  }
+
+  /** Messages the user sent, with their recipients, oldest first, as plain JSON (the personal data export). */
+  async sentForExport(userId: string, tx: Tx): Promise<unknown[]> {
+    const rows = await this.rows<SentRow>(
+      `SELECT m.id, m.recipient_kind, m.recipient_id, m.type, m.content, m.status, m.created_at,
+              COALESCE(json_agg(json_build_object(
+                'contact_id', r.contact_id, 'status', r.status,
+                'delivered_at', r.delivered_at, 'read_at', r.read_at) ORDER BY r.contact_id)
+                FILTER (WHERE r.message_id IS NOT NULL), '[]') AS recipients
+         FROM messages m LEFT JOIN message_recipients r ON r.message_id = m.id
+        WHERE m.sender_id = $1
+        GROUP BY m.id ORDER BY m.created_at, m.id`,
+      [userId],
+      tx,
+    );
+    return rows.map((row) => ({
+      ...row,
+      created_at: iso(row.created_at),
+      recipients: row.recipients.map((r) => ({ ...r, delivered_at: iso(r.delivered_at), read_at: iso(r.read_at) })),
+    }));
+  }
+
+  /** Messages linked users sent to the user, oldest first, senders as the user's contact ids (the personal data export). */
+  async receivedForExport(userId: string, tx: Tx): Promise<unknown[]> {
+    const rows = await this.rows<ReceivedRow>(
+      `SELECT DISTINCT ON (m.created_at, m.id) m.id, ${contactForUserSql('$1', 'm.sender_id')} AS sender_contact_id,
+              m.type, m.content, m.created_at, r.status, r.delivered_at, r.read_at
+         FROM messages m JOIN message_recipients r ON r.message_id = m.id
+        WHERE r.recipient_user_id = $1 AND m.sender_id <> $1
+        ORDER BY m.created_at, m.id`,
+      [userId],
+      tx,
+    );
+    return rows.map((row) => ({
+      ...row,
+      created_at: iso(row.created_at),
+      delivered_at: iso(row.delivered_at),
+      read_at: iso(row.read_at),
+    }));
+  }
+
+  /**
+   * Hands a user who has just taken `address` as their verified email the
+   * messages that waited for a contact with that address (the pending-contact
+   * rule), inside the login transaction. Messages that already reached someone
+   * stay theirs.
+   */
+  async claimPendingForAddress(tx: Tx, userId: string, address: string): Promise<void> {
+    await this.execute(
+      `UPDATE message_recipients r SET recipient_user_id = $2
+         FROM contacts c
+        WHERE c.id = r.contact_id AND r.recipient_user_id IS NULL
+          AND c.email IS NOT NULL AND lower(c.email) = lower($1) AND c.user_id <> $2`,
+      [address, userId],
+      tx,
+    );
+  }
+
+  /**
+   * Marks a message delivered to a recipient user, once: `WHERE delivered_at IS NULL … RETURNING`, so of several
+   * instances holding the recipient's sockets only one reports it. Only once the recipient has added the sender back.
+   */
+  async markDelivered(recipientUserId: string, messageId: string): Promise<Receipt | null> {
+    const { rows } = await this.changed<{ sender_id: string; contact_id: string; delivered_at: Date }>(
+      `UPDATE message_recipients r SET delivered_at = now(), status = 'delivered'
+         FROM messages m
+        WHERE m.id = r.message_id AND r.message_id = $1 AND r.recipient_user_id = $2 AND r.delivered_at IS NULL
+          AND ${contactForUserSql('$2', 'm.sender_id')} IS NOT NULL
+        RETURNING m.sender_id, r.contact_id, r.delivered_at`,
+      [messageId, recipientUserId],
+    );
+    return rows.length > 0
+      ? { message_id: messageId, sender_id: rows[0].sender_id, contact_id: rows[0].contact_id, at: rows[0].delivered_at.toISOString() }
+      : null;
+  }
+
+  /** Marks messages read by a recipient user (and delivered, if not yet); one receipt per message that changed. */
+  async markRead(recipientUserId: string, messageIds: string[]): Promise<Receipt[]> {
+    const { rows } = await this.changed<{ message_id: string; sender_id: string; contact_id: string; read_at: Date }>(
+      `UPDATE message_recipients r SET read_at = now(), delivered_at = COALESCE(r.delivered_at, now()), status = 'read'
+         FROM messages m
+        WHERE m.id = r.message_id AND r.message_id = ANY($1::text[]) AND r.recipient_user_id = $2 AND r.read_at IS NULL
+          AND ${contactForUserSql('$2', 'm.sender_id')} IS NOT NULL
+        RETURNING r.message_id, m.sender_id, r.contact_id, r.read_at`,
+      [messageIds, recipientUserId],
+    );
+    const seen = new Map<string, Receipt>();
+    for (const row of rows)
+      seen.set(row.message_id, {
+        message_id: row.message_id,
+        sender_id: row.sender_id,
+        contact_id: row.contact_id,
+        at: row.read_at.toISOString(),
+      });
+    return [...seen.values()];
+  }
+
+  /** Messages other users sent to this user after `since` (exclusive), oldest first; at most `limit`. */
+  async receivedSince(recipientUserId: string, since: Date, limit: number): Promise<UndeliveredMessage[]> {
+    const rows = await this.rows<UndeliveredRow>(
+      `SELECT m.id, ${contactForUserSql('$1', 'm.sender_id')} AS sender_contact_id, m.recipient_kind,
+              CASE WHEN m.recipient_kind = 'group' THEN m.recipient_id END AS group_id, g.name AS group_name,
+              r.status, m.type, m.content, m.created_at
+         FROM message_recipients r
+         JOIN messages m ON m.id = r.message_id
+         LEFT JOIN groups g ON m.recipient_kind = 'group' AND g.id = m.recipient_id
+        WHERE r.recipient_user_id = $1 AND m.created_at > $2 AND m.sender_id <> $1
+        ORDER BY m.created_at, m.id
+        LIMIT $3`,
+      [recipientUserId, since, limit],
+    );
+    return rows.map(({ group_id: groupId, group_name: groupName, ...row }) => ({
+      ...row,
+      ...(groupId === null ? {} : { group_id: groupId, group_name: groupName }),
+      created_at: row.created_at.toISOString(),
+    }));
+  }
+}
