@@ -22,6 +22,25 @@ export default tseslint.config(
     },
   },
   {
+    // Areas never reach each other through forwardRef: a module cycle is broken instead (CONVENTIONS.md "Architecture";
+    // the import graph is checked by .dependency-cruiser.cjs, `npm run lint:deps`, and SQL placement by `npm run lint:sql`).
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@nestjs/common',
+              importNames: ['forwardRef'],
+              message: 'No forwardRef: break the module cycle instead (CONVENTIONS.md).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',

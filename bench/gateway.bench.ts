@@ -133,7 +133,9 @@ describe('gateway benchmark', () => {
     try {
       if (PROFILE) mkdirSync(PROFILES_DIR, { recursive: true });
       const profileArgs = (name: string) =>
-        PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, `--cpu-prof-name=gateway-${name}.cpuprofile`, '--cpu-prof-interval=500'] : [];
+        PROFILE
+          ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, `--cpu-prof-name=gateway-${name}.cpuprofile`, '--cpu-prof-interval=500']
+          : [];
       /** Starts a role as its own process and waits until its health check answers. */
       const spawn = async (entry: 'main' | 'worker', name: string): Promise<{ role: SpawnedRole; url: string }> => {
         const port = await freePort();
@@ -207,36 +209,38 @@ describe('gateway benchmark', () => {
 
         started = performance.now();
         let retries = 0;
-        const measured = await measureCpu(cpuGroups, async () =>
-          Promise.all(
-            senders.map(async (sender, i) => {
-              const own: number[] = [];
-              for (let m = 0; m < MESSAGES; m++) {
-                const content = `bench ${level}/${i}/${m}`;
-                const created = waitFor(receivers[i], `content:${content}`);
-                const sent = performance.now();
-                // A send the service refuses under overload (an error frame) is sent again with the same key, as a
-                // client would: counted, never lost, never doubled.
-                for (let attempt = 0; ; attempt++) {
-                  const id = `m${m}.${attempt}`;
-                  const refused = waitFor(sender, `error:${id}`).then(() => 'refused' as const);
-                  sender.ws.send(
-                    JSON.stringify({
-                      type: 'message.send',
-                      id,
-                      data: { recipient_id: contactIds[i], content, idempotency_key: content.replaceAll(' ', '_') },
-                    }),
-                  );
-                  if ((await Promise.race([created.then(() => 'created' as const), refused])) === 'created') break;
-                  retries += 1;
-                  if (retries <= 3) console.warn(`gateway bench: a send was refused: ${JSON.stringify(lastError.get(sender))}`);
-                  await new Promise((r) => setTimeout(r, 200));
+        const measured = await measureCpu(
+          cpuGroups,
+          async () =>
+            Promise.all(
+              senders.map(async (sender, i) => {
+                const own: number[] = [];
+                for (let m = 0; m < MESSAGES; m++) {
+                  const content = `bench ${level}/${i}/${m}`;
+                  const created = waitFor(receivers[i], `content:${content}`);
+                  const sent = performance.now();
+                  // A send the service refuses under overload (an error frame) is sent again with the same key, as a
+                  // client would: counted, never lost, never doubled.
+                  for (let attempt = 0; ; attempt++) {
+                    const id = `m${m}.${attempt}`;
+                    const refused = waitFor(sender, `error:${id}`).then(() => 'refused' as const);
+                    sender.ws.send(
+                      JSON.stringify({
+                        type: 'message.send',
+                        id,
+                        data: { recipient_id: contactIds[i], content, idempotency_key: content.replaceAll(' ', '_') },
+                      }),
+                    );
+                    if ((await Promise.race([created.then(() => 'created' as const), refused])) === 'created') break;
+                    retries += 1;
+                    if (retries <= 3) console.warn(`gateway bench: a send was refused: ${JSON.stringify(lastError.get(sender))}`);
+                    await new Promise((r) => setTimeout(r, 200));
+                  }
+                  own.push((await created) - sent);
                 }
-                own.push((await created) - sent);
-              }
-              return own;
-            }),
-          ),
+                return own;
+              }),
+            ),
           (perSender) => perSender.flat().length,
         );
         const latencies = measured.result.flat();

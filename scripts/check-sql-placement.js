@@ -20,8 +20,7 @@ const FORBIDDEN = [
   { pattern: /\bgetRepository\s*\(/, what: 'reaches for a TypeORM entity repository' },
 ];
 
-const allowed = (file) =>
-  file.endsWith('.repository.ts') || file.startsWith('src/infra/database/') || file.includes('/migrations/');
+const allowed = (file) => file.endsWith('.repository.ts') || file.startsWith('src/infra/database/') || file.includes('/migrations/');
 
 function* files(dir) {
   for (const name of readdirSync(dir)) {

@@ -1,8 +1,9 @@
 import { useId, useState } from 'preact/hooks';
-import { describeError, newIdempotencyKey } from '../shared/api';
+import { describeError, newIdempotencyKey, ok, type Schemas } from '../shared/api';
 import { Button, ConfirmDialog, formatDate, Notice } from '../shared/ui';
 import { api } from './session';
-import { display, humanise, isNumber, isObject, type SurfaceComponent } from './widgets';
+import { isObject } from '../shared/json';
+import { display, humanise, isNumber, type SurfaceComponent } from './widgets';
 
 /**
  * An `action` capability is never run without the user's click, and never
@@ -10,15 +11,7 @@ import { display, humanise, isNumber, isObject, type SurfaceComponent } from './
  * confirmation (the runtime is not called), the dialog says what will happen,
  * and only "Confirm" makes the service call the runtime, once.
  */
-interface Confirmation {
-  confirmationId: string;
-  capability: string;
-  input: Record<string, unknown>;
-  status: string;
-  result?: unknown;
-  message?: string | null;
-  expiresAt?: string;
-}
+type Confirmation = Schemas['ActionConfirmationDto'];
 
 interface FieldSpec {
   name: string;
@@ -102,11 +95,13 @@ export function ActionForm(props: { model: SurfaceComponent; onDone?: () => void
     setError(null);
     setOutcome(null);
     try {
-      const confirmation = await api<Confirmation>(
-        'POST',
-        `/v1/providers/packages/${encodeURIComponent(model.package.id)}/capabilities/${encodeURIComponent(model.capability.name)}/execute`,
-        { input: inputFrom(fields, values, model.input?.example), idempotencyKey: newIdempotencyKey() },
-      );
+      // For an action capability the answer is the pending confirmation (202), which the execution result only outlines.
+      const confirmation = (await ok(
+        api.POST('/v1/providers/packages/{package_id}/capabilities/{capability_name}/execute', {
+          params: { path: { package_id: model.package.id, capability_name: model.capability.name } },
+          body: { input: inputFrom(fields, values, model.input?.example), idempotencyKey: newIdempotencyKey() },
+        }),
+      )) as unknown as Confirmation;
       setDialogError(null);
       setPending(confirmation);
     } catch (failure) {
@@ -121,7 +116,11 @@ export function ActionForm(props: { model: SurfaceComponent; onDone?: () => void
     setBusy(true);
     setDialogError(null);
     try {
-      const answer = await api<Confirmation>('POST', `/v1/actions/${encodeURIComponent(pending.confirmationId)}/${decision}`);
+      const answer = await ok(
+        api.POST(decision === 'confirm' ? '/v1/actions/{confirmation_id}/confirm' : '/v1/actions/{confirmation_id}/cancel', {
+          params: { path: { confirmation_id: pending.confirmationId } },
+        }),
+      );
       setPending(null);
       if (decision === 'cancel') setOutcome({ kind: 'info', text: `${title} cancelled. Nothing was sent to ${model.package.name}.` });
       else {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiFailure, describeError } from '../shared/api';
+import { ApiFailure, describeError, ok, type Schemas } from '../shared/api';
 import { navigate } from '../shared/router';
 import { refreshTitle, setTitleDecorator } from '../shared/ui';
 import { gateway, GatewayFrame } from './gateway';
@@ -14,21 +14,11 @@ import { api } from './session';
  * notification is raised for a message to a conversation that is not open,
  * once the user has allowed it with the button on the inbox.
  */
-export interface LastMessage {
-  id: string;
-  content: string;
-  type: string;
-  created_at: string;
-  direction: 'inbound' | 'outbound';
-}
+/** As the list answers it, or built from a `message.created` frame (whose `type` is taken as it comes). */
+export type LastMessage = Omit<Schemas['ConversationLastMessageDto'], 'type'> & { type: string };
 
-export interface Conversation {
-  kind: 'contact' | 'group';
-  id: string;
-  name: string;
-  last_message: LastMessage | null;
-  unread: number;
-}
+/** As `GET /v1/conversations` lists it; frames move it and count `unread` here between two loads. */
+export type Conversation = Omit<Schemas['ConversationDto'], 'last_message'> & { last_message: LastMessage | null };
 
 export interface InboxState {
   conversations: Conversation[];
@@ -86,7 +76,7 @@ class Inbox {
   async load(): Promise<void> {
     const mine = ++this.generation;
     try {
-      const page = await api<{ conversations: Conversation[] }>('GET', '/v1/conversations?limit=100');
+      const page = await ok(api.GET('/v1/conversations', { params: { query: { limit: 100 } } }));
       if (mine !== this.generation) return;
       const conversations = (Array.isArray(page?.conversations) ? page.conversations : []).map((c) =>
         c.id === this.openId && document.visibilityState !== 'hidden' ? { ...c, unread: 0 } : c,

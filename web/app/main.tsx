@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import '../shared/styles.css';
 import './app.css';
-import { request } from '../shared/api';
+import { bearer, ok, publicApi } from '../shared/api';
 import { matchRoute, Route, setBase, useLocation } from '../shared/router';
 import { useSession } from '../shared/session';
 import { Button, Layout, Notice } from '../shared/ui';
@@ -66,7 +66,7 @@ function App() {
   }, [current?.token]);
   if (!current) return <SignIn />;
   const signOut = async () => {
-    await request('POST', '/v1/auth/logout', { token: current.token }).catch(() => undefined);
+    await ok(publicApi.POST('/v1/auth/logout', { headers: bearer(current.token) })).catch(() => undefined);
     session.set(null);
   };
   return (

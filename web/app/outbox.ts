@@ -1,4 +1,4 @@
-import { ApiFailure, describeError, newIdempotencyKey } from '../shared/api';
+import { ApiFailure, describeError, idempotent, newIdempotencyKey, ok } from '../shared/api';
 import { gateway } from './gateway';
 import { api, session } from './session';
 
@@ -123,11 +123,11 @@ class Outbox {
     if (this.inFlight.has(item.key) || !session.get()) return;
     this.inFlight.add(item.key);
     try {
-      const sent = await api<SentMessage>(
-        'POST',
-        '/v1/messages',
-        { recipient_id: item.recipient_id, content: item.content, type: 'text' },
-        item.key,
+      const sent = await ok(
+        api.POST('/v1/messages', {
+          body: { recipient_id: item.recipient_id, content: item.content, type: 'text' },
+          headers: idempotent(item.key),
+        }),
       );
       this.items = this.items.filter((candidate) => candidate.key !== item.key);
       this.attempt = 0;

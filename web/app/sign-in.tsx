@@ -1,16 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiFailure, formValues, request } from '../shared/api';
+import { ApiFailure, formValues, ok, publicApi, type Schemas } from '../shared/api';
 import { Button, Field, Notice, PageTitle } from '../shared/ui';
-import type { FirebaseWebConfig } from './firebase-sign-in';
 import { PRODUCT } from './product';
-import { session, UserSession } from './session';
+import { session } from './session';
 
 /** `GET /app/config.json`: how this service signs people in. */
-interface SignInConfig {
-  method: 'firebase' | 'development' | 'token';
-  development?: { sign_in_url: string };
-  firebase?: FirebaseWebConfig;
-}
+type SignInConfig = Schemas['SignInConfigDto'];
 
 const STATE_KEY = 'soul.app.signin.state';
 
@@ -39,9 +34,7 @@ export function signInErrorMessage(error: unknown): string {
 
 /** Exchanges an identity provider ID token for a service session (POST /v1/auth/login); the page stays where it is. */
 async function exchange(idToken: string): Promise<void> {
-  const result = await request<{ token: string; expires_at: string; user: UserSession['user'] }>('POST', '/v1/auth/login', {
-    body: { firebase_token: idToken },
-  });
+  const result = await ok(publicApi.POST('/v1/auth/login', { body: { firebase_token: idToken } }));
   session.set({ token: result.token, expiresAt: result.expires_at, user: result.user });
 }
 
@@ -95,7 +88,7 @@ export function SignIn() {
   useEffect(() => {
     const returned = takeReturnedToken();
     if (returned) void attempt(() => exchange(returned));
-    request<SignInConfig>('GET', '/app/config.json')
+    ok(publicApi.GET('/app/config.json'))
       .then((loaded) => {
         setConfig(loaded);
         if (loaded.method === 'firebase' && loaded.firebase && /[?&]oobCode=/.test(location.search)) {

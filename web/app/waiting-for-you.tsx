@@ -1,10 +1,11 @@
 import './waiting-for-you.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { describeError } from '../shared/api';
+import { describeError, ok, type Schemas } from '../shared/api';
 import { Button, formatDate, Notice } from '../shared/ui';
 import { GatewayFrame, useGatewayEvents } from './gateway';
 import { api } from './session';
-import { display, humanise, isObject } from './widgets';
+import { isObject } from '../shared/json';
+import { display, humanise } from './widgets';
 
 /**
  * What waits for the user's decision, on every page of the app: actions an
@@ -13,23 +14,9 @@ import { display, humanise, isObject } from './widgets';
  * and need their consent. New ones arrive live (`action.pending`,
  * `install.updated`); nothing is shown when nothing waits.
  */
-interface PendingAction {
-  confirmationId: string;
-  startedBy: 'user' | 'app';
-  packageName: string | null;
-  capability: string;
-  input: Record<string, unknown>;
-  expiresAt: string;
-}
+type PendingAction = Schemas['ActionConfirmationDto'];
 
-interface InstallState {
-  id: string;
-  package_id: string;
-  package_name: string;
-  version: string;
-  reauthorization_required: boolean;
-  upgrade: { version: string; new_capability_modes: string[] } | null;
-}
+type InstallState = Schemas['InstallDto'];
 
 const MODE_WORDS: Record<string, string> = {
   state: 'show current data',
@@ -53,7 +40,7 @@ export function WaitingForYou() {
 
   const loadActions = async () => {
     try {
-      const list = await api<{ confirmations: PendingAction[] }>('GET', '/v1/actions/pending');
+      const list = await ok(api.GET('/v1/actions/pending'));
       setActions(list.confirmations.filter(startedByApp));
     } catch {
       // The page itself reports a failing service; this panel stays quiet.
@@ -61,7 +48,7 @@ export function WaitingForYou() {
   };
   const loadInstalls = async () => {
     try {
-      const list = await api<{ installs: InstallState[] }>('GET', '/v1/installs');
+      const list = await ok(api.GET('/v1/installs'));
       setInstalls(list.installs.filter((i) => i.reauthorization_required || i.upgrade));
     } catch {
       // As above.
@@ -130,9 +117,10 @@ export function WaitingForYou() {
     const title = humanise(action.capability);
     setBusy(action.confirmationId);
     try {
-      const answer = await api<{ status: string; message?: string | null }>(
-        'POST',
-        `/v1/actions/${encodeURIComponent(action.confirmationId)}/${decision}`,
+      const answer = await ok(
+        api.POST(decision === 'confirm' ? '/v1/actions/{confirmation_id}/confirm' : '/v1/actions/{confirmation_id}/cancel', {
+          params: { path: { confirmation_id: action.confirmationId } },
+        }),
       );
       setActions((all) => all.filter((a) => a.confirmationId !== action.confirmationId));
       if (decision === 'cancel') afterDecision(`${title} declined. Nothing was sent to ${action.packageName ?? 'the package'}.`, 'info');
@@ -149,7 +137,7 @@ export function WaitingForYou() {
   const consent = async (install: InstallState, what: string) => {
     setBusy(install.id);
     try {
-      await api('POST', '/v1/installs', { package_id: install.package_id });
+      await ok(api.POST('/v1/installs', { body: { package_id: install.package_id } }));
       setInstalls((all) => all.filter((i) => i.id !== install.id));
       afterDecision(`${install.package_name} ${what}.`, 'success');
     } catch (failure) {

@@ -1,4 +1,6 @@
 import type { ComponentChildren } from 'preact';
+import type { Schemas } from '../shared/api';
+import { isObject } from '../shared/json';
 import { formatDate } from '../shared/ui';
 import { ActionForm } from './action-flow';
 
@@ -7,23 +9,12 @@ import { ActionForm } from './action-flow';
  * provider runtimes, so nothing about its shape is trusted: every value is
  * read defensively and rendered as text (never as HTML).
  */
-export interface SurfaceComponent {
-  package: { id: string; name: string; installId: string };
-  capability: { name: string; mode: string; description?: string };
-  intent: string;
-  component: string;
+export type SurfaceComponent = Omit<Schemas['SurfaceComponentDto'], 'data' | 'input'> & {
   data: unknown;
-  fetchedAt: string | null;
-  stale: boolean;
-  degraded?: boolean;
   input?: { schema?: unknown; example?: unknown };
-}
+};
 
 type Json = Record<string, unknown>;
-
-export function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function isNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);

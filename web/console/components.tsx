@@ -1,6 +1,8 @@
 import type { ComponentChildren } from 'preact';
 import { useId, useRef, useState } from 'preact/hooks';
 import { Link } from '../shared/router';
+import { EmptyState, Loaded, PageTitle } from '../shared/ui';
+import { PRODUCT } from './product';
 
 /**
  * Secrets the API shows once (client secret, webhook signing secret) pass from
@@ -119,5 +121,62 @@ export function Section(props: { title: string; children: ComponentChildren; act
       </div>
       {props.children}
     </section>
+  );
+}
+
+/**
+ * The skeleton the list pages share: the title with the link that creates one more, then the list as a table
+ * (its caption for screen readers) or, when there is none yet, a sentence saying what to do.
+ */
+export function ListPage<T extends { id: string }>(props: {
+  title: string;
+  create: { href: string; label: string };
+  resource: { data?: T[]; error?: string; loading: boolean };
+  empty: ComponentChildren;
+  caption: string;
+  columns: string[];
+  /** The cells (`<td>`) of one item's row. */
+  cells: (item: T) => ComponentChildren;
+}) {
+  return (
+    <>
+      <PageTitle
+        product={PRODUCT}
+        actions={
+          <Link href={props.create.href} class="button button-primary">
+            {props.create.label}
+          </Link>
+        }
+      >
+        {props.title}
+      </PageTitle>
+      <Loaded resource={props.resource}>
+        {(list) =>
+          list.length === 0 ? (
+            <EmptyState>{props.empty}</EmptyState>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <caption class="visually-hidden">{props.caption}</caption>
+                <thead>
+                  <tr>
+                    {props.columns.map((column) => (
+                      <th key={column} scope="col">
+                        {column}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((item) => (
+                    <tr key={item.id}>{props.cells(item)}</tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Loaded>
+    </>
   );
 }

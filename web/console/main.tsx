@@ -2,7 +2,7 @@ import { render } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import '../shared/styles.css';
 import './console.css';
-import { request } from '../shared/api';
+import { bearer, ok, publicApi } from '../shared/api';
 import { matchRoute, Route, setBase, useLocation } from '../shared/router';
 import { useSession } from '../shared/session';
 import { Button, Layout, Notice, PageTitle } from '../shared/ui';
@@ -81,7 +81,7 @@ function Console() {
   if (!current) return <LogIn />;
   const match = matchRoute(ROUTES, path);
   const logOut = async () => {
-    await request('POST', '/v1/providers/auth/logout', { token: current.token }).catch(() => undefined);
+    await ok(publicApi.POST('/v1/providers/auth/logout', { headers: bearer(current.token) })).catch(() => undefined);
     session.set(null);
   };
   return (

@@ -1,4 +1,3 @@
-import { useState } from 'preact/hooks';
 import { ApiFailure, describeError } from '../shared/api';
 
 /**
@@ -94,24 +93,4 @@ export function ProblemNotice(props: { error: unknown; label?: string }) {
       )}
     </div>
   );
-}
-
-/** One API call at a time, keeping the whole error (not only its text) for `ProblemNotice`. */
-export function useCall<A extends unknown[], R>(call: (...args: A) => Promise<R>) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const run = async (...args: A): Promise<R | undefined> => {
-    if (busy) return undefined;
-    setBusy(true);
-    setError(null);
-    try {
-      return await call(...args);
-    } catch (failure) {
-      setError(failure);
-      return undefined;
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { busy, error, run, setError };
 }

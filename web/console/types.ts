@@ -1,82 +1,28 @@
-/** Shapes of the provider platform's answers, as the controllers return them. */
+/**
+ * The provider platform's answers as the console uses them: names for the generated schema types
+ * (web/shared/api-schema.d.ts, from the OpenAPI document), and the few lists the console shows as choices.
+ */
+import type { Schemas } from '../shared/api';
 
-export interface Account {
-  id: string;
-  company_name: string;
-  email: string;
-  email_verified: boolean;
-  email_verified_at: string | null;
-  mfa_enabled: boolean;
-  status: string;
-  created_at: string;
-}
+export type Account = Schemas['AccountDto'];
 
-export interface App {
-  id: string;
-  name: string;
-  description: string;
-  redirect_uris: string[];
-  webhook_url: string | null;
-  scopes: string[];
-  client_id: string;
-  /** Only in the answer to creation and rotation. */
-  client_secret?: string;
-  /** Only in the answer that gave the app its first `webhook_url` (its webhook profile was created then). */
-  webhook_secret?: string;
-  created_at: string;
-  updated_at: string;
-}
+/** `client_secret` only in the answer to creation and rotation; `webhook_secret` only when the app got its first `webhook_url`. */
+export type App = Schemas['AppDto'];
 
 // The platform's scope list itself, so the console's choices cannot drift from what the API accepts.
 export { PLATFORM_SCOPES } from '../../src/modules/providers/scopes';
 
-export { RISK_TIERS } from '../../src/modules/packages/capability-descriptor';
+export { RISK_TIERS } from '../../src/modules/descriptors/capability-descriptor';
 
-export interface Version {
-  id: string;
-  packageId: string;
-  version: string;
-  state: string;
-  /** The runtime this version is validated against; live traffic uses the published version's. */
-  runtimeUrl: string;
-  capabilities: unknown[];
-  reviewReason: string | null;
-  submittedAt: string | null;
-  publishedAt: string | null;
-  createdAt: string;
-}
+export type Version = Schemas['VersionDto'];
 
-export interface Package {
-  id: string;
-  appId: string;
-  name: string;
-  slug: string;
-  description: string;
-  riskTier: string;
-  runtimeUrl: string;
-  latestVersionId: string | null;
-  publishedVersionId: string | null;
-  status: string;
-  suspension: Record<string, unknown> | null;
-  createdAt: string;
-  updatedAt: string;
-  versions?: Version[];
-}
+export type Package = Schemas['PackageDto'];
 
-export interface Check {
-  id: string;
-  passed: boolean;
-  points: number;
-  max: number;
-  detail: string;
-}
+type RunDto = Schemas['ConformanceRunDto'];
 
-export interface Dimension {
-  score: number;
-  max: number;
-  ran: boolean;
-  checks: Check[];
-}
+export type Dimension = NonNullable<RunDto['dimensions']>[string];
+
+export type Check = Dimension['checks'][number];
 
 export const DIMENSIONS: Array<{ key: string; label: string }> = [
   { key: 'schema', label: 'Schema' },
@@ -87,52 +33,16 @@ export const DIMENSIONS: Array<{ key: string; label: string }> = [
   { key: 'security', label: 'Security' },
 ];
 
-/** A conformance run (`GET /v1/providers/conformance/:id`) or the answer of a quick validation. */
-export interface ConformanceRun {
-  id: string;
-  full: boolean;
-  status?: string;
-  score: number | null;
-  passed: boolean | null;
-  dimensions: Record<string, Dimension> | null;
-  error?: string | null;
-  createdAt?: string;
-  completedAt?: string | null;
-}
+/** A conformance run (`GET /v1/providers/conformance/:id`) or the answer of a quick validation (`LocalValidationResultDto`). */
+export type ConformanceRun = Pick<RunDto, 'id' | 'full' | 'score' | 'passed' | 'dimensions'> &
+  Partial<Pick<RunDto, 'status' | 'error' | 'createdAt' | 'completedAt'>>;
 
-export { WEBHOOK_EVENT_TYPES } from '../../src/modules/webhooks/webhook-contract';
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../src/modules/webhooks/webhook-contract';
 
-export type { WebhookProfileDto as WebhookProfile } from '../../src/modules/webhooks/webhook-contract';
+export type WebhookProfile = Schemas['WebhookProfileResponseDto'];
 
-export interface DeliverySummary {
-  id: string;
-  event_id: string;
-  event_type: string;
-  idempotency_key: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempt_count: number;
-  next_attempt_at: string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  replay_of: string | null;
-  test: boolean;
-  delivered_at: string | null;
-  failed_at: string | null;
-  created_at: string;
-}
+export type DeliverySummary = Schemas['DeliverySummaryDto'];
 
-export interface DeliveryAttempt {
-  attempt: number;
-  started_at: string;
-  request_headers: Record<string, string>;
-  status_code: number | null;
-  latency_ms: number | null;
-  response_body: string | null;
-  error_class: string | null;
-  outcome: string;
-}
+export type DeliveryAttempt = Schemas['DeliveryAttemptDto'];
 
-export interface Delivery extends DeliverySummary {
-  payload: unknown;
-  attempts: DeliveryAttempt[];
-}
+export type Delivery = Schemas['DeliveryDetailDto'];

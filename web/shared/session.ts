@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiFailure, request } from './api';
+import { createApiClient, type ApiClient } from './api';
 
 /**
  * The signed-in token of one page family (`app` or `console`), kept in
@@ -51,15 +51,8 @@ export class SessionStore<T extends { token: string; expiresAt?: string }> {
     for (const listener of this.listeners) listener(value);
   }
 
-  /** Calls the API with this session's token; a 401 (expired or revoked) signs the page out. */
-  readonly api = async <R = Record<string, unknown>>(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<R> => {
-    try {
-      return await request<R>(method, path, { token: this.get()?.token, body, idempotencyKey });
-    } catch (error) {
-      if (error instanceof ApiFailure && error.status === 401) this.set(null);
-      throw error;
-    }
-  };
+  /** The API client with this session's token; a 401 (expired or revoked) signs the page out. */
+  readonly api: ApiClient = createApiClient({ token: () => this.get()?.token, onUnauthorized: () => this.set(null) });
 }
 
 export function useSession<T extends { token: string; expiresAt?: string }>(store: SessionStore<T>): T | null {

@@ -19,25 +19,27 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[]) {
   return { ...state, reload, setData: (data: T) => setState({ data, loading: false }) };
 }
 
-/** Runs one user action at a time and keeps its error for display. */
-export function useAction<A extends unknown[]>(action: (...args: A) => Promise<unknown>) {
+/**
+ * Runs one user action at a time. It keeps the action's failure whole (`failure`, for the console's `ProblemNotice`,
+ * which shows where in the request a refusal applies) and as text (`error`, for a plain notice).
+ */
+export function useAction<A extends unknown[], R>(action: (...args: A) => Promise<R>) {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const run = async (...args: A): Promise<boolean> => {
-    if (busy) return false;
+  const [failure, setFailure] = useState<unknown>(null);
+  const run = async (...args: A): Promise<R | undefined> => {
+    if (busy) return undefined;
     setBusy(true);
-    setError(null);
+    setFailure(null);
     try {
-      await action(...args);
-      return true;
-    } catch (failure) {
-      setError(describeError(failure));
-      return false;
+      return await action(...args);
+    } catch (caught) {
+      setFailure(caught);
+      return undefined;
     } finally {
       setBusy(false);
     }
   };
-  return { busy, error, run, setError };
+  return { busy, failure, error: failure === null ? null : describeError(failure), run, setError: setFailure };
 }
 
 export interface NavItem {

@@ -1,15 +1,8 @@
 import { useRef, useState } from 'preact/hooks';
-import { formValues, newIdempotencyKey } from '../../shared/api';
+import { formValues, idempotent, newIdempotencyKey, ok, type Schemas } from '../../shared/api';
 import { Button, Field, Notice, PageTitle, useAction } from '../../shared/ui';
 import { PRODUCT } from '../product';
 import { api } from '../session';
-
-interface AgentAction {
-  id: string;
-  status: string;
-  result?: Record<string, unknown> | null;
-  error?: string | null;
-}
 
 interface DraftRequest {
   to: string;
@@ -55,16 +48,16 @@ export function AgentPage() {
   const run = useAction(async (values: DraftRequest) => {
     setCopied(null);
     key.current ??= newIdempotencyKey();
-    let action = await api<AgentAction>(
-      'POST',
-      '/v1/agents/execute',
-      { action: 'draft_email', params: { to: values.to, subject: values.subject, context: values.context } },
-      key.current,
+    let action: Schemas['AgentActionResultDto'] | Schemas['AgentActionDto'] = await ok(
+      api.POST('/v1/agents/execute', {
+        body: { action: 'draft_email', params: { to: values.to, subject: values.subject, context: values.context } },
+        headers: idempotent(key.current),
+      }),
     );
     for (let attempt = 0; !FINISHED.includes(action.status) && attempt < 60; attempt += 1) {
       setStatus(`The agent is working (${action.status})…`);
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      action = await api<AgentAction>('GET', `/v1/agents/actions/${encodeURIComponent(action.id)}`);
+      action = await ok(api.GET('/v1/agents/actions/{id}', { params: { path: { id: action.id } } }));
     }
     setStatus(null);
     key.current = null;

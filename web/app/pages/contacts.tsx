@@ -1,28 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { formValues } from '../../shared/api';
+import { formValues, ok, type Schemas } from '../../shared/api';
 import { Link } from '../../shared/router';
 import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useAction, useResource } from '../../shared/ui';
 import { gateway, usePresence } from '../gateway';
 import { PRODUCT } from '../product';
 import { api } from '../session';
 
-export interface Contact {
-  id: string;
-  name: string;
-  email: string | null;
-  relationship_score: number;
-  last_interaction: string | null;
-  /** Both added each other: presence, typing and receipts are shared. Says nothing about whether the address has an account otherwise. */
-  connected: boolean;
-  created_at: string;
-}
-
-interface ContactList {
-  contacts: Contact[];
-  total: number;
-  limit: number;
-  offset: number;
-}
+/** `connected`: both added each other (presence, typing and receipts are shared); says nothing else about the address. */
+export type Contact = Schemas['ContactDto'];
 
 const PAGE = 20;
 
@@ -61,7 +46,7 @@ function ContactRow(props: { contact: Contact; onChanged: () => void }) {
   const [confirming, setConfirming] = useState(false);
   const save = useAction(async (values: Record<string, string>) => {
     // Only what changed: an untouched field is never sent back.
-    const body: Record<string, unknown> = {};
+    const body: Schemas['UpdateContactDto'] = {};
     if (values.name !== contact.name) body.name = values.name;
     const email = values.email ? values.email : null;
     if (email !== contact.email) body.email = email;
@@ -69,13 +54,13 @@ function ContactRow(props: { contact: Contact; onChanged: () => void }) {
       setEditing(false);
       return;
     }
-    const updated = await api<Contact>('PATCH', `/v1/contacts/${contact.id}`, body);
+    const updated = await ok(api.PATCH('/v1/contacts/{id}', { params: { path: { id: contact.id } }, body }));
     if (updated.connected && !contact.connected) gateway.refresh();
     setEditing(false);
     props.onChanged();
   });
   const remove = useAction(async () => {
-    await api('DELETE', `/v1/contacts/${contact.id}`);
+    await ok(api.DELETE('/v1/contacts/{id}', { params: { path: { id: contact.id } } }));
     setConfirming(false);
     props.onChanged();
   });
@@ -143,7 +128,7 @@ function ContactRow(props: { contact: Contact; onChanged: () => void }) {
 
 export function ContactsPage() {
   const [offset, setOffset] = useState(0);
-  const list = useResource(() => api<ContactList>('GET', `/v1/contacts?limit=${PAGE}&offset=${offset}`), [offset]);
+  const list = useResource(() => ok(api.GET('/v1/contacts', { params: { query: { limit: PAGE, offset } } })), [offset]);
   const [added, setAdded] = useState<string | null>(null);
   // A contact whose person has not added the user back (or not joined yet) links later, on their side: look again
   // now and then, and ask the gateway for a fresh presence list when one has become mutual.
@@ -168,7 +153,7 @@ export function ContactsPage() {
   }, [connectedIds, list.data !== undefined]);
   const add = useAction(async (form: HTMLFormElement) => {
     const values = formValues(form);
-    const contact = await api<Contact>('POST', '/v1/contacts', { name: values.name, ...(values.email ? { email: values.email } : {}) });
+    const contact = await ok(api.POST('/v1/contacts', { body: { name: values.name, ...(values.email ? { email: values.email } : {}) } }));
     form.reset();
     setAdded(`${contact.name} was added.`);
     // A new mutual contact's presence only a fresh `ready` lists.

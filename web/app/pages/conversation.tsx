@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, describeError } from '../../shared/api';
+import { ApiFailure, describeError, ok, type Schemas } from '../../shared/api';
 import { Link } from '../../shared/router';
 import { Button, formatDate, Loaded, Notice, PageTitle, useResource } from '../../shared/ui';
 import { gateway, GatewayFrame, useConnectionState, useGatewayEvents } from '../gateway';
@@ -17,7 +17,7 @@ interface Message {
   sender_contact_id: string | null;
   recipient_id: string;
   recipient_kind?: string;
-  group_id?: string;
+  group_id?: string | null;
   type: string;
   content: string;
   /** `sent`, `delivered`, `read` or `waiting` (no recipient on the service yet), from the history or the send. */
@@ -32,11 +32,6 @@ interface Message {
   pendingKey?: string;
   error?: string;
   errorStatus?: number;
-}
-
-interface History {
-  messages: Message[];
-  next_cursor: string | null;
 }
 
 /** The other end of a thread: one of the user's contacts, or a group the user owns or belongs to. */
@@ -111,20 +106,18 @@ function fromOutbox(item: OutgoingMessage): Message {
   };
 }
 
-export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
-  const { peer } = props;
+/**
+ * A thread's messages: the newest page of the history, older pages on demand, the outbox's queue for this peer and
+ * the gateway's frames (new messages, receipts, typing), merged by id.
+ */
+function useThreadMessages(peer: Peer) {
   const [messages, setMessages] = useState<Message[]>([]);
   const [queued, setQueued] = useState<OutgoingMessage[]>(() => outbox.list(peer.id));
   const [cursor, setCursor] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<string | null>(null);
-  const [draft, setDraft] = useState('');
   const [typing, setTyping] = useState(false);
   const typingTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  const lastTypingSent = useRef(0);
-  const connection = useConnectionState();
-  const listRef = useRef<HTMLDivElement>(null);
-  useOpenConversation(peer.id);
 
   // A one-to-one thread never shows group messages, whatever the history or a frame says.
   const belongs = (m: Message) =>
@@ -139,7 +132,7 @@ export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
 
   const loadNewest = async () => {
     try {
-      const page = await api<History>('GET', `/v1/messages?with=${encodeURIComponent(peer.id)}&limit=${PAGE}`);
+      const page = await ok(api.GET('/v1/messages', { params: { query: { with: peer.id, limit: PAGE } } }));
       const items = fromHistory(page.messages);
       setMessages((current) => merge(current, items));
       setCursor((current) => current ?? page.next_cursor);
@@ -155,10 +148,7 @@ export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
   const loadOlder = async () => {
     if (!cursor) return;
     try {
-      const page = await api<History>(
-        'GET',
-        `/v1/messages?with=${encodeURIComponent(peer.id)}&limit=${PAGE}&cursor=${encodeURIComponent(cursor)}`,
-      );
+      const page = await ok(api.GET('/v1/messages', { params: { query: { with: peer.id, limit: PAGE, cursor } } }));
       setMessages((current) => merge(current, fromHistory(page.messages)));
       setCursor(page.next_cursor);
       setError(null);
@@ -219,7 +209,11 @@ export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
     [peer.id],
   );
 
-  // Tell the sender their messages were read: the inbound ones shown on this page.
+  return { messages, queued, cursor, loading, error, typing, loadOlder };
+}
+
+/** Tells the sender their messages were read: the inbound ones shown on this page, while the page is seen and live. */
+function useReadReceipts(peer: Peer, messages: Message[], connection: ReturnType<typeof useConnectionState>) {
   const unreadIds = messages.filter((m) => m.direction === 'inbound' && m.status !== 'read' && !m.read_at).map((m) => m.id);
   const reported = useRef(new Set<string>());
   useEffect(() => {
@@ -229,7 +223,10 @@ export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
     inbox.markRead(peer.id);
     void gateway.send('message.read', { message_ids: fresh }, true).catch(() => fresh.forEach((id) => reported.current.delete(id)));
   }, [unreadIds.join(','), connection]);
+}
 
+/** The thread as shown: the service's messages and what is still queued, each once. */
+function visibleMessages(messages: Message[], queued: OutgoingMessage[]): Message[] {
   // The service's own copy of a queued message (the gateway's echo, or the history after a lost answer) can arrive
   // before the send's answer: show it once, as the service's message.
   const claimed = new Set<string>();
@@ -245,8 +242,12 @@ export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
     if (twin) claimed.add(twin.id);
     return !twin;
   });
-  const shown = merge(messages, stillQueued.map(fromOutbox));
+  return merge(messages, stillQueued.map(fromOutbox));
+}
 
+function MessageList(props: { peer: Peer; shown: Message[]; loading: boolean; contacts?: Map<string, Contact> }) {
+  const { peer, shown, loading } = props;
+  const listRef = useRef<HTMLDivElement>(null);
   // Keep the newest message in view as messages arrive.
   const newestId = shown[shown.length - 1]?.id;
   useEffect(() => {
@@ -254,6 +255,64 @@ export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
     if (list) list.scrollTop = list.scrollHeight;
   }, [newestId]);
 
+  const senderName = (m: Message) => {
+    if (m.direction === 'outbound') return 'You';
+    if (peer.kind === 'contact') return peer.name;
+    return (m.sender_contact_id && props.contacts?.get(m.sender_contact_id)?.name) || 'A member';
+  };
+
+  return (
+    <div
+      class="messages"
+      ref={listRef}
+      role="log"
+      aria-live="polite"
+      aria-label={peer.kind === 'group' ? `Messages in ${peer.name}` : `Messages with ${peer.name}`}
+      tabIndex={0}
+    >
+      <ol class="message-list">
+        {!loading && shown.length === 0 && <li class="muted">No messages yet. Say hello!</li>}
+        {shown.map((m) => (
+          <li
+            key={m.id}
+            class={`message message-${m.direction}${m.pending ? ` message-pending message-${m.pending}` : ''}`}
+            data-message-id={m.pending ? undefined : m.id}
+          >
+            {peer.kind === 'group' && m.direction === 'inbound' ? (
+              <p class="message-sender">{senderName(m)}</p>
+            ) : (
+              <span class="visually-hidden">{senderName(m)}:</span>
+            )}
+            <p class="message-content">
+              <MessageText text={m.content} />
+            </p>
+            <p class="message-meta">
+              <time dateTime={m.created_at}>{formatDate(m.created_at)}</time>
+              {m.direction === 'outbound' && (
+                <>
+                  {' · '}
+                  <span class="receipt">{receiptLabel(m, peer)}</span>
+                </>
+              )}
+            </p>
+            {m.pending === 'failed' && m.pendingKey && (
+              <div class="row">
+                <Button onClick={() => outbox.retry(m.pendingKey!)}>Try again</Button>
+                <Button onClick={() => outbox.discard(m.pendingKey!)}>Discard</Button>
+              </div>
+            )}
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+/** The message field: Enter sends (Shift+Enter is a new line); typing is announced to a contact now and then. */
+function Composer(props: { peer: Peer }) {
+  const { peer } = props;
+  const [draft, setDraft] = useState('');
+  const lastTypingSent = useRef(0);
   const onDraft = (value: string) => {
     setDraft(value);
     const now = Date.now();
@@ -273,12 +332,46 @@ export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
     if (peer.kind === 'contact') void gateway.send('typing', { recipient_id: peer.id, state: 'stopped' });
   };
 
-  const senderName = (m: Message) => {
-    if (m.direction === 'outbound') return 'You';
-    if (peer.kind === 'contact') return peer.name;
-    return (m.sender_contact_id && props.contacts?.get(m.sender_contact_id)?.name) || 'A member';
-  };
+  return (
+    <form
+      class="composer"
+      onSubmit={(event) => {
+        event.preventDefault();
+        send();
+      }}
+    >
+      <label for="composer-input">{peer.kind === 'group' ? `Message to the group ${peer.name}` : `Message to ${peer.name}`}</label>
+      <div class="composer-row">
+        <textarea
+          id="composer-input"
+          name="content"
+          rows={2}
+          maxLength={4000}
+          required
+          value={draft}
+          onInput={(event) => onDraft(event.currentTarget.value)}
+          onKeyDown={(event) => {
+            if (event.key === 'Enter' && !event.shiftKey) {
+              event.preventDefault();
+              send();
+            }
+          }}
+        />
+        <Button type="submit" variant="primary">
+          Send
+        </Button>
+      </div>
+    </form>
+  );
+}
 
+export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
+  const { peer } = props;
+  const { messages, queued, cursor, loading, error, typing, loadOlder } = useThreadMessages(peer);
+  const connection = useConnectionState();
+  useOpenConversation(peer.id);
+  useReadReceipts(peer, messages, connection);
+  const shown = visibleMessages(messages, queued);
   return (
     <>
       {error && <Notice kind="error">{error}</Notice>}
@@ -294,81 +387,11 @@ export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
           Load older messages
         </Button>
       )}
-      <div
-        class="messages"
-        ref={listRef}
-        role="log"
-        aria-live="polite"
-        aria-label={peer.kind === 'group' ? `Messages in ${peer.name}` : `Messages with ${peer.name}`}
-        tabIndex={0}
-      >
-        <ol class="message-list">
-          {!loading && shown.length === 0 && <li class="muted">No messages yet. Say hello!</li>}
-          {shown.map((m) => (
-            <li
-              key={m.id}
-              class={`message message-${m.direction}${m.pending ? ` message-pending message-${m.pending}` : ''}`}
-              data-message-id={m.pending ? undefined : m.id}
-            >
-              {peer.kind === 'group' && m.direction === 'inbound' ? (
-                <p class="message-sender">{senderName(m)}</p>
-              ) : (
-                <span class="visually-hidden">{senderName(m)}:</span>
-              )}
-              <p class="message-content">
-                <MessageText text={m.content} />
-              </p>
-              <p class="message-meta">
-                <time dateTime={m.created_at}>{formatDate(m.created_at)}</time>
-                {m.direction === 'outbound' && (
-                  <>
-                    {' · '}
-                    <span class="receipt">{receiptLabel(m, peer)}</span>
-                  </>
-                )}
-              </p>
-              {m.pending === 'failed' && m.pendingKey && (
-                <div class="row">
-                  <Button onClick={() => outbox.retry(m.pendingKey!)}>Try again</Button>
-                  <Button onClick={() => outbox.discard(m.pendingKey!)}>Discard</Button>
-                </div>
-              )}
-            </li>
-          ))}
-        </ol>
-      </div>
+      <MessageList peer={peer} shown={shown} loading={loading} contacts={props.contacts} />
       <p class="typing" aria-live="polite">
         {typing ? `${peer.name} is typing…` : ''}
       </p>
-      <form
-        class="composer"
-        onSubmit={(event) => {
-          event.preventDefault();
-          send();
-        }}
-      >
-        <label for="composer-input">{peer.kind === 'group' ? `Message to the group ${peer.name}` : `Message to ${peer.name}`}</label>
-        <div class="composer-row">
-          <textarea
-            id="composer-input"
-            name="content"
-            rows={2}
-            maxLength={4000}
-            required
-            value={draft}
-            onInput={(event) => onDraft(event.currentTarget.value)}
-            onKeyDown={(event) => {
-              if (event.key === 'Enter' && !event.shiftKey) {
-                event.preventDefault();
-                send();
-              }
-            }}
-          />
-          <Button type="submit" variant="primary">
-            Send
-          </Button>
-        </div>
-      </form>
+      <Composer peer={peer} />
     </>
   );
 }
@@ -385,7 +408,7 @@ export function usePollUntilConnected(contact: { connected: boolean; email: stri
 }
 
 export function ConversationPage(props: { contactId: string }) {
-  const contact = useResource(() => api<Contact>('GET', `/v1/contacts/${encodeURIComponent(props.contactId)}`), [props.contactId]);
+  const contact = useResource(() => ok(api.GET('/v1/contacts/{id}', { params: { path: { id: props.contactId } } })), [props.contactId]);
   usePollUntilConnected(contact.data, contact.reload);
   const wasConnected = useRef<boolean | null>(null);
   useEffect(() => {
@@ -417,11 +440,8 @@ export function ConversationPage(props: { contactId: string }) {
   );
 }
 
-interface Group {
-  id: string;
-  name: string;
-  member_ids?: string[];
-}
+/** The group as its owner reads it, or as a member knows it from the conversation list (no members). */
+type Group = Pick<Schemas['GroupDto'], 'id' | 'name'> & Partial<Pick<Schemas['GroupDto'], 'member_ids'>>;
 
 /**
  * A group's conversation, for its owner and its members alike. The owner can
@@ -432,13 +452,13 @@ export function GroupConversationPage(props: { groupId: string }) {
   const state = useInbox();
   const group = useResource(async (): Promise<Group | null> => {
     try {
-      return await api<Group>('GET', `/v1/groups/${encodeURIComponent(props.groupId)}`);
+      return await ok(api.GET('/v1/groups/{id}', { params: { path: { id: props.groupId } } }));
     } catch (failure) {
       if (failure instanceof ApiFailure && (failure.status === 404 || failure.status === 403)) return null;
       throw failure;
     }
   }, [props.groupId]);
-  const contacts = useResource(() => api<{ contacts: Contact[] }>('GET', '/v1/contacts?limit=100'), []);
+  const contacts = useResource(() => ok(api.GET('/v1/contacts', { params: { query: { limit: 100 } } })), []);
   const byId = new Map((contacts.data?.contacts ?? []).map((c) => [c.id, c]));
   useGatewayEvents(
     ['group.updated'],

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { formValues } from '../../shared/api';
+import { formValues, ok, type Schemas } from '../../shared/api';
 import { Link } from '../../shared/router';
 import { Button, ConfirmDialog, EmptyState, Field, Loaded, Notice, PageTitle, useAction, useResource } from '../../shared/ui';
 import { useGatewayEvents } from '../gateway';
@@ -8,19 +8,13 @@ import { PRODUCT } from '../product';
 import { api } from '../session';
 import type { Contact } from './contacts';
 
-interface Group {
-  id: string;
-  name: string;
-  member_ids: string[];
-  created_at: string;
-  updated_at: string;
-}
+type Group = Schemas['GroupDto'];
 
 function GroupRow(props: { group: Group; contacts: Map<string, Contact>; onChanged: () => void }) {
   const { group } = props;
   const [confirming, setConfirming] = useState(false);
   const remove = useAction(async () => {
-    await api('DELETE', `/v1/groups/${encodeURIComponent(group.id)}`);
+    await ok(api.DELETE('/v1/groups/{id}', { params: { path: { id: group.id } } }));
     setConfirming(false);
     props.onChanged();
   });
@@ -57,12 +51,12 @@ function GroupRow(props: { group: Group; contacts: Map<string, Contact>; onChang
 
 /** Groups of contacts: list, create with members, delete. */
 export function GroupsPage() {
-  const groups = useResource(() => api<{ groups: Group[]; total: number }>('GET', '/v1/groups?limit=100'), []);
-  const contacts = useResource(() => api<{ contacts: Contact[] }>('GET', '/v1/contacts?limit=100'), []);
+  const groups = useResource(() => ok(api.GET('/v1/groups', { params: { query: { limit: 100 } } })), []);
+  const contacts = useResource(() => ok(api.GET('/v1/contacts', { params: { query: { limit: 100 } } })), []);
   const create = useAction(async (form: HTMLFormElement) => {
     const values = formValues(form);
     const members = [...form.querySelectorAll<HTMLInputElement>('input[name="member"]:checked')].map((input) => input.value);
-    await api('POST', '/v1/groups', { name: values.name, member_ids: members });
+    await ok(api.POST('/v1/groups', { body: { name: values.name, member_ids: members } }));
     form.reset();
     groups.reload();
   });

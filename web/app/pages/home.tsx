@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { describeError } from '../../shared/api';
+import { describeError, ok } from '../../shared/api';
 import { Link } from '../../shared/router';
 import { EmptyState, Loading, Notice, PageTitle } from '../../shared/ui';
 import { gateway, GatewayFrame, useGatewayEvents } from '../gateway';
@@ -10,6 +10,7 @@ import { RecentConversations } from './inbox';
 
 interface Surface {
   placement: string;
+  /** As the API answers them, with the runtimes' data read defensively (`SurfaceComponent`). */
   components: SurfaceComponent[];
 }
 
@@ -30,7 +31,7 @@ function useSurface(placement: string) {
 
   const load = async () => {
     try {
-      const next = await api<Surface>('GET', `/v1/surfaces/${placement}`);
+      const next: Surface = await ok(api.GET('/v1/surfaces/{placement}', { params: { path: { placement } } }));
       const components = Array.isArray(next?.components) ? next.components : [];
       setSurface({ placement, components });
       setError(null);

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { formValues } from '../../shared/api';
+import { formValues, ok, type Schemas } from '../../shared/api';
 import { Link, navigate, useLocation } from '../../shared/router';
 import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useAction, useResource } from '../../shared/ui';
 import { PRODUCT } from '../product';
@@ -7,32 +7,13 @@ import { api } from '../session';
 import { humanise } from '../widgets';
 import { Placement } from './home';
 
-interface Listing {
-  id: string;
-  slug: string;
-  name: string;
-  description: string;
-  riskTier: string;
-  versionId: string;
-  version: string;
-  capabilities: Array<{
-    name: string;
-    type: string;
-    description: string;
-    surfaceGuidance?: { intent?: string; placement?: string[]; preferredComponents?: string[] };
-  }>;
-  publishedAt: string;
-}
+type Listing = Schemas['CatalogListingDto'];
 
-interface Install {
-  id: string;
-  package_id: string;
-  package_slug: string;
-  version: string;
-  scopes: string[];
-  status: string;
-  created_at: string;
-}
+type Install = Schemas['InstallDto'];
+
+type InstallScope = NonNullable<Schemas['CreateInstallDto']['scopes']>[number];
+
+type CapabilityType = Schemas['CatalogCapabilityDto']['type'];
 
 const TIERS: Record<string, string> = {
   data_only: 'Reads data only',
@@ -50,7 +31,7 @@ const MODES: Record<string, string> = {
 };
 
 /** Scopes a user can grant at install (the service's INSTALL_SCOPES), with what each allows. */
-const SCOPES: Array<{ scope: string; label: string; required: boolean }> = [
+const SCOPES: Array<{ scope: InstallScope; label: string; required: boolean }> = [
   {
     scope: 'capabilities:execute',
     label: 'Run its capabilities for you: fetch your data and, after you confirm each one, carry out actions',
@@ -60,18 +41,20 @@ const SCOPES: Array<{ scope: string; label: string; required: boolean }> = [
 ];
 
 function useInstalls() {
-  return useResource(() => api<{ installs: Install[] }>('GET', '/v1/installs'), []);
+  return useResource(() => ok(api.GET('/v1/installs')), []);
 }
 
 export function MarketplacePage() {
   const { query } = useLocation();
   const q = query.get('q') ?? '';
   const type = query.get('type') ?? '';
-  const params = new URLSearchParams({ limit: '50' });
-  if (q) params.set('q', q);
-  if (type) params.set('capability_type', type);
   const catalog = useResource(
-    () => api<{ packages: Listing[]; total: number }>('GET', `/v1/marketplace/packages?${params.toString()}`),
+    () =>
+      ok(
+        api.GET('/v1/marketplace/packages', {
+          params: { query: { limit: 50, ...(q ? { q } : {}), ...(type ? { capability_type: type as CapabilityType } : {}) } },
+        }),
+      ),
     [q, type],
   );
   const installs = useInstalls();
@@ -146,7 +129,10 @@ export function MarketplacePage() {
 }
 
 export function PackagePage(props: { slug: string }) {
-  const listing = useResource(() => api<Listing>('GET', `/v1/marketplace/packages/${encodeURIComponent(props.slug)}`), [props.slug]);
+  const listing = useResource(
+    () => ok(api.GET('/v1/marketplace/packages/{slug}', { params: { path: { slug: props.slug } } })),
+    [props.slug],
+  );
   const installs = useInstalls();
   return (
     <>
@@ -189,19 +175,19 @@ export function PackagePage(props: { slug: string }) {
 
 function InstallPanel(props: { pkg: Listing; install: Install | null; onChanged: () => void }) {
   const { pkg, install } = props;
-  const [scopes, setScopes] = useState<string[]>(['capabilities:execute']);
+  const [scopes, setScopes] = useState<InstallScope[]>(['capabilities:execute']);
   const [consent, setConsent] = useState(false);
   const [confirming, setConfirming] = useState(false);
   const [done, setDone] = useState<string | null>(null);
   const installAction = useAction(async () => {
-    await api('POST', '/v1/installs', { package_id: pkg.id, scopes });
+    await ok(api.POST('/v1/installs', { body: { package_id: pkg.id, scopes } }));
     setDone(`${pkg.name} is installed. Its widgets appear on your home page.`);
     setConsent(false);
     props.onChanged();
   });
   const uninstall = useAction(async () => {
     if (!install) return;
-    await api('DELETE', `/v1/installs/${encodeURIComponent(install.id)}`);
+    await ok(api.DELETE('/v1/installs/{install_id}', { params: { path: { install_id: install.id } } }));
     setConfirming(false);
     setDone(`${pkg.name} was uninstalled.`);
     props.onChanged();

@@ -1,24 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, describeError, newIdempotencyKey } from '../../shared/api';
+import { ApiFailure, bearer, describeError, idempotent, newIdempotencyKey, ok, publicApi, type Schemas } from '../../shared/api';
 import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useAction, useResource } from '../../shared/ui';
 import { PRODUCT } from '../product';
 import { api, session } from '../session';
 
-interface Soul {
-  id: string;
-  user_id: string;
-  traits: { communication_style?: unknown; humour?: unknown; formality?: unknown; empathy?: unknown } & Record<string, unknown>;
-  values: string[];
-  updated_at: string;
-}
+type Soul = Schemas['SoulDto'];
 
-interface ExportResult {
-  id: string;
-  status: 'pending' | 'ready' | 'failed';
-  format: string;
-  export_url: string;
-  expires_at: string;
-}
+type ExportResult = Schemas['ExportResultDto'];
 
 const COMMUNICATION_STYLES = ['direct', 'diplomatic', 'analytical', 'expressive'];
 const HUMOUR_STYLES = ['none', 'dry', 'playful', 'witty'];
@@ -91,7 +79,7 @@ function SoulEditForm(props: { soul: Soul; onSaved: (soul: Soul) => void; onCanc
       props.onCancel();
       return;
     }
-    props.onSaved(await api<Soul>('PATCH', '/v1/soul', body));
+    props.onSaved(await ok(api.PATCH('/v1/soul', { body })));
   });
   const choices = (known: string[], saved: string) => (saved && !known.includes(saved) ? [saved, ...known] : known);
   const percent = (value: number | null) => (value === null ? 50 : Math.round(value * 100));
@@ -224,7 +212,7 @@ function SoulRecord(props: { soul: Soul; onSaved: (soul: Soul) => void }) {
 
 /** Asks for an export, polls it until it is built, then offers it as a download (the export needs the bearer token, so it is fetched here). */
 function ExportPanel() {
-  const [format, setFormat] = useState('json');
+  const [format, setFormat] = useState<ExportResult['format']>('json');
   const [exported, setExported] = useState<ExportResult | null>(null);
   const [download, setDownload] = useState<{ url: string; name: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -239,11 +227,16 @@ function ExportPanel() {
   useEffect(() => () => download && URL.revokeObjectURL(download.url), [download]);
 
   const poll = async (result: ExportResult) => {
-    const path = `/v1/exports/${encodeURIComponent(result.id)}`;
     for (let attempt = 0; attempt < 60 && !cancelled.current; attempt += 1) {
-      const response = await fetch(path, { headers: { authorization: `Bearer ${session.get()?.token ?? ''}` } });
+      // The file itself (a blob), with the session's token but outside its sign-out on 401: a refused download is
+      // reported here, as it always was.
+      const { data, error, response } = await publicApi.GET('/v1/exports/{export_id}', {
+        params: { path: { export_id: result.id } },
+        headers: bearer(session.get()?.token ?? ''),
+        parseAs: 'blob',
+      });
       if (response.status === 200) {
-        const blob = await response.blob();
+        const blob = data as Blob;
         const disposition = response.headers.get('content-disposition') ?? '';
         const name = /filename="([^"]+)"/.exec(disposition)?.[1] ?? `soul-export.${result.format === 'markdown' ? 'md' : 'json'}`;
         setExported({ ...result, status: 'ready' });
@@ -252,12 +245,8 @@ function ExportPanel() {
       }
       if (response.status !== 202) {
         let message = `The export could not be fetched (status ${response.status}).`;
-        try {
-          const body = (await response.json()) as { error?: { message?: string } };
-          if (body.error?.message) message = body.error.message;
-        } catch {
-          /* keep the generic message */
-        }
+        const body = error as { error?: { message?: unknown } } | undefined;
+        if (typeof body?.error?.message === 'string' && body.error.message) message = body.error.message;
         throw new ApiFailure(response.status, 'export_failed', message, null);
       }
       const retryAfter = Number(response.headers.get('retry-after'));
@@ -272,7 +261,7 @@ function ExportPanel() {
     setError(null);
     setDownload(null);
     try {
-      const result = await api<ExportResult>('POST', '/v1/soul/export', { format }, newIdempotencyKey());
+      const result = await ok(api.POST('/v1/soul/export', { body: { format }, headers: idempotent(newIdempotencyKey()) }));
       setExported(result);
       await poll(result);
     } catch (failure) {
@@ -294,7 +283,7 @@ function ExportPanel() {
       >
         <div class="field">
           <label for="export-format">Format</label>
-          <select id="export-format" value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
+          <select id="export-format" value={format} onChange={(e) => setFormat(e.currentTarget.value as ExportResult['format'])}>
             <option value="json">JSON</option>
             <option value="markdown">Markdown</option>
           </select>
@@ -322,7 +311,7 @@ function ExportPanel() {
 function DeletePanel(props: { onDeleted: (message: string) => void }) {
   const [open, setOpen] = useState(false);
   const remove = useAction(async () => {
-    const result = await api<{ deleted: boolean; message: string }>('DELETE', '/v1/soul');
+    const result = await ok(api.DELETE('/v1/soul'));
     setOpen(false);
     props.onDeleted(result.message);
   });
@@ -355,7 +344,7 @@ function DeletePanel(props: { onDeleted: (message: string) => void }) {
 export function SoulPage() {
   const soul = useResource(async () => {
     try {
-      return await api<Soul>('GET', '/v1/soul');
+      return await ok(api.GET('/v1/soul'));
     } catch (failure) {
       if (failure instanceof ApiFailure && failure.status === 404) return null;
       throw failure;

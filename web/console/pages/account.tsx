@@ -1,14 +1,14 @@
 import { useState } from 'preact/hooks';
-import { formValues } from '../../shared/api';
-import { Button, Field, formatDate, Loaded, Notice, PageTitle, useResource } from '../../shared/ui';
+import { formValues, ok } from '../../shared/api';
+import { Button, Field, formatDate, Loaded, Notice, PageTitle, useResource, useAction } from '../../shared/ui';
 import { Facts, Section } from '../components';
-import { ProblemNotice, useCall } from '../problem';
+import { ProblemNotice } from '../problem';
 import { PRODUCT } from '../product';
 import { api } from '../session';
 import type { Account } from '../types';
 
 export function loadAccount(): Promise<Account> {
-  return api<Account>('GET', '/v1/providers/account');
+  return ok(api.GET('/v1/providers/account'));
 }
 
 export function AccountPage() {
@@ -41,8 +41,8 @@ export function AccountPage() {
 
 export function ResendVerification(props: { email: string }) {
   const [sent, setSent] = useState(false);
-  const resend = useCall(async () => {
-    await api('POST', '/v1/providers/account/verify/resend');
+  const resend = useAction(async () => {
+    await ok(api.POST('/v1/providers/account/verify/resend'));
     setSent(true);
   });
   return (
@@ -52,7 +52,7 @@ export function ResendVerification(props: { email: string }) {
         ones.
       </p>
       {sent && <Notice kind="success">A new verification link is on its way to {props.email}.</Notice>}
-      <ProblemNotice error={resend.error} />
+      <ProblemNotice error={resend.failure} />
       <Button onClick={() => void resend.run()} busy={resend.busy}>
         Send a new verification link
       </Button>
@@ -63,11 +63,11 @@ export function ResendVerification(props: { email: string }) {
 function MfaSection(props: { account: Account; onEnabled: (account: Account) => void }) {
   const [enrolment, setEnrolment] = useState<{ secret: string; otpauth_uri: string } | null>(null);
   const [enabledNow, setEnabledNow] = useState(false);
-  const start = useCall(async () => {
-    setEnrolment(await api<{ secret: string; otpauth_uri: string }>('POST', '/v1/providers/account/mfa'));
+  const start = useAction(async () => {
+    setEnrolment(await ok(api.POST('/v1/providers/account/mfa')));
   });
-  const confirm = useCall(async (code: string) => {
-    const account = await api<Account>('POST', '/v1/providers/account/mfa/confirm', { code });
+  const confirm = useAction(async (code: string) => {
+    const account = await ok(api.POST('/v1/providers/account/mfa/confirm', { body: { code } }));
     setEnrolment(null);
     setEnabledNow(true);
     props.onEnabled(account);
@@ -81,7 +81,7 @@ function MfaSection(props: { account: Account; onEnabled: (account: Account) => 
       {!props.account.mfa_enabled && !enrolment && (
         <>
           <p>Protect the account with a time-based code (TOTP) from an authenticator app in addition to the password.</p>
-          <ProblemNotice error={start.error} />
+          <ProblemNotice error={start.failure} />
           <Button variant="primary" onClick={() => void start.run()} busy={start.busy}>
             Set up two-factor authentication
           </Button>
@@ -118,7 +118,7 @@ function MfaSection(props: { account: Account; onEnabled: (account: Account) => 
             }}
           >
             <Field label="Code from your app" name="code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" required />
-            <ProblemNotice error={confirm.error} />
+            <ProblemNotice error={confirm.failure} />
             <Button type="submit" variant="primary" busy={confirm.busy}>
               Turn on two-factor authentication
             </Button>

@@ -1,67 +1,40 @@
 import { useState } from 'preact/hooks';
-import { describeError, formValues } from '../../shared/api';
+import { describeError, formValues, ok, type Schemas } from '../../shared/api';
 import { Link, navigate } from '../../shared/router';
-import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, PageTitle, useResource } from '../../shared/ui';
-import { Breadcrumbs, Facts, handOverSecret, SecretReveal, Section, takeSecret } from '../components';
-import { problemOf, ProblemNotice, useCall } from '../problem';
+import { Button, ConfirmDialog, Field, formatDate, Loaded, PageTitle, useResource, useAction } from '../../shared/ui';
+import { Breadcrumbs, Facts, handOverSecret, ListPage, SecretReveal, Section, takeSecret } from '../components';
+import { problemOf, ProblemNotice } from '../problem';
 import { PRODUCT } from '../product';
 import { api } from '../session';
 import { PLATFORM_SCOPES, type App } from '../types';
 
 export function loadApps(): Promise<App[]> {
-  return api<{ apps: App[] }>('GET', '/v1/providers/apps').then((r) => r.apps);
+  return ok(api.GET('/v1/providers/apps')).then((r) => r.apps);
 }
 
 export function AppsPage() {
   const apps = useResource(loadApps, []);
   return (
-    <>
-      <PageTitle
-        product={PRODUCT}
-        actions={
-          <Link href="/apps/new" class="button button-primary">
-            Register an app
-          </Link>
-        }
-      >
-        Apps
-      </PageTitle>
-      <Loaded resource={apps}>
-        {(list) =>
-          list.length === 0 ? (
-            <EmptyState>No apps yet. Register one to get a client id and secret for the platform API.</EmptyState>
-          ) : (
-            <div class="table-wrap">
-              <table>
-                <caption class="visually-hidden">Your apps</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Client id</th>
-                    <th scope="col">Webhook URL</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((app) => (
-                    <tr key={app.id}>
-                      <td>
-                        <Link href={`/apps/${app.id}`}>{app.name}</Link>
-                      </td>
-                      <td>
-                        <code class="break">{app.client_id}</code>
-                      </td>
-                      <td class="break">{app.webhook_url ?? '—'}</td>
-                      <td>{formatDate(app.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Loaded>
-    </>
+    <ListPage
+      title="Apps"
+      create={{ href: '/apps/new', label: 'Register an app' }}
+      resource={apps}
+      empty="No apps yet. Register one to get a client id and secret for the platform API."
+      caption="Your apps"
+      columns={['Name', 'Client id', 'Webhook URL', 'Created']}
+      cells={(app) => (
+        <>
+          <td>
+            <Link href={`/apps/${app.id}`}>{app.name}</Link>
+          </td>
+          <td>
+            <code class="break">{app.client_id}</code>
+          </td>
+          <td class="break">{app.webhook_url ?? '—'}</td>
+          <td>{formatDate(app.created_at)}</td>
+        </>
+      )}
+    />
   );
 }
 
@@ -79,7 +52,8 @@ function appBody(form: HTMLFormElement) {
     name: values.name ?? '',
     description: values.description ?? '',
     redirect_uris: lines(values.redirect_uris),
-    scopes: new FormData(form).getAll('scopes').map(String),
+    // The checkboxes offer only PLATFORM_SCOPES.
+    scopes: new FormData(form).getAll('scopes').map(String) as Array<(typeof PLATFORM_SCOPES)[number]>,
     webhook_url: values.webhook_url ?? '',
   };
 }
@@ -131,9 +105,9 @@ function AppFields(props: { app?: App; error: unknown }) {
 }
 
 export function NewAppPage() {
-  const create = useCall(async (form: HTMLFormElement) => {
+  const create = useAction(async (form: HTMLFormElement) => {
     const { webhook_url, ...body } = appBody(form);
-    const app = await api<App>('POST', '/v1/providers/apps', { ...body, ...(webhook_url ? { webhook_url } : {}) });
+    const app = await ok(api.POST('/v1/providers/apps', { body: { ...body, ...(webhook_url ? { webhook_url } : {}) } }));
     if (app.client_secret) handOverSecret(`app:${app.id}`, app.client_secret);
     if (app.webhook_secret) handOverSecret(`webhook:${app.id}`, app.webhook_secret);
     navigate(`/apps/${app.id}`);
@@ -149,7 +123,7 @@ export function NewAppPage() {
           void create.run(event.currentTarget);
         }}
       >
-        <AppFields error={create.error} />
+        <AppFields error={create.failure} />
         <Button type="submit" variant="primary" busy={create.busy}>
           Register app
         </Button>
@@ -159,19 +133,23 @@ export function NewAppPage() {
 }
 
 function EditApp(props: { app: App; onSaved: (app: App) => void; onCancel: () => void }) {
-  const save = useCall(async (form: HTMLFormElement) => {
+  const save = useAction(async (form: HTMLFormElement) => {
     const { webhook_url, ...fields } = appBody(form);
     const app = props.app;
     // Only what changed is sent: an untouched field cannot overwrite a change made meanwhile (the webhook page also
     // sets the webhook URL). An empty webhook URL leaves the current one.
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-    const body: Record<string, unknown> = {};
+    const body: Schemas['UpdateAppDto'] = {};
     if (fields.name !== app.name) body.name = fields.name;
     if (fields.description !== (app.description ?? '')) body.description = fields.description;
     if (!same(fields.redirect_uris, app.redirect_uris)) body.redirect_uris = fields.redirect_uris;
     if (!same([...fields.scopes].sort(), [...app.scopes].sort())) body.scopes = fields.scopes;
     if (webhook_url && webhook_url !== (app.webhook_url ?? '')) body.webhook_url = webhook_url;
-    props.onSaved(Object.keys(body).length === 0 ? app : await api<App>('PATCH', `/v1/providers/apps/${app.id}`, body));
+    props.onSaved(
+      Object.keys(body).length === 0
+        ? app
+        : await ok(api.PATCH('/v1/providers/apps/{app_id}', { params: { path: { app_id: app.id } }, body })),
+    );
   });
   return (
     <form
@@ -180,7 +158,7 @@ function EditApp(props: { app: App; onSaved: (app: App) => void; onCancel: () =>
         void save.run(event.currentTarget);
       }}
     >
-      <AppFields app={props.app} error={save.error} />
+      <AppFields app={props.app} error={save.failure} />
       <div class="actions">
         <Button type="submit" variant="primary" busy={save.busy}>
           Save changes
@@ -199,18 +177,132 @@ const GRACE_CHOICES: Array<[string, number]> = [
   ['After 24 hours', 86400],
 ];
 
-export function AppDetailPage(props: { appId: string }) {
-  const app = useResource(() => api<App>('GET', `/v1/providers/apps/${props.appId}`), [props.appId]);
-  const [secret, setSecret] = useState(() => takeSecret(`app:${props.appId}`));
-  const [webhookSecret, setWebhookSecret] = useState(() => takeSecret(`webhook:${props.appId}`));
+/** Rotating the client secret: the dialog's state and the call. The new secret goes to `onRotated`, to be shown once. */
+function useSecretRotation(appId: string, onRotated: (secret: string | null) => void) {
   const [confirming, setConfirming] = useState(false);
-  const [editing, setEditing] = useState(false);
   const [grace, setGrace] = useState(0);
-  const rotate = useCall(async () => {
-    const rotated = await api<App>('POST', `/v1/providers/apps/${props.appId}/secret`, { grace_period_seconds: grace });
-    setSecret(rotated.client_secret ?? null);
+  const rotate = useAction(async () => {
+    const rotated = await ok(
+      api.POST('/v1/providers/apps/{app_id}/secret', { params: { path: { app_id: appId } }, body: { grace_period_seconds: grace } }),
+    );
+    onRotated(rotated.client_secret ?? null);
     setConfirming(false);
   });
+  return { confirming, setConfirming, grace, setGrace, rotate };
+}
+
+function CredentialsSection(props: { app: App; onRotate: () => void }) {
+  const { app } = props;
+  return (
+    <Section title="Credentials">
+      <Facts
+        items={[
+          ['App id', <code key="id">{app.id}</code>],
+          [
+            'Client id',
+            <code key="client" class="break">
+              {app.client_id}
+            </code>,
+          ],
+          ['Client secret', 'Hidden. It is shown once, when the app is created or the secret is rotated.'],
+        ]}
+      />
+      <Button variant="danger" onClick={props.onRotate}>
+        Rotate client secret
+      </Button>
+    </Section>
+  );
+}
+
+function DetailsSection(props: { app: App; onSaved: (app: App) => void }) {
+  const { app } = props;
+  const [editing, setEditing] = useState(false);
+  return (
+    <Section
+      title="Details"
+      actions={
+        !editing && (
+          <Button onClick={() => setEditing(true)} aria-label="Edit app details">
+            Edit
+          </Button>
+        )
+      }
+    >
+      {editing ? (
+        <EditApp
+          app={app}
+          onCancel={() => setEditing(false)}
+          onSaved={(saved) => {
+            props.onSaved(saved);
+            setEditing(false);
+          }}
+        />
+      ) : (
+        <>
+          <Facts
+            items={[
+              ['Description', app.description || '—'],
+              [
+                'Redirect URIs',
+                app.redirect_uris.length ? (
+                  <ul key="uris" class="plain">
+                    {app.redirect_uris.map((uri) => (
+                      <li key={uri} class="break">
+                        {uri}
+                      </li>
+                    ))}
+                  </ul>
+                ) : (
+                  '—'
+                ),
+              ],
+              ['Scopes', app.scopes.join(', ')],
+              ['Webhook URL', app.webhook_url ?? 'Not set'],
+              ['Created', formatDate(app.created_at)],
+            ]}
+          />
+        </>
+      )}
+    </Section>
+  );
+}
+
+function RotateSecretDialog(props: { rotation: ReturnType<typeof useSecretRotation> }) {
+  const { confirming, setConfirming, grace, setGrace, rotate } = props.rotation;
+  return (
+    <ConfirmDialog
+      open={confirming}
+      title="Rotate the client secret?"
+      confirmLabel="Rotate secret"
+      danger
+      busy={rotate.busy}
+      error={rotate.failure ? describeError(rotate.failure) : null}
+      onConfirm={() => void rotate.run()}
+      onCancel={() => {
+        setConfirming(false);
+        rotate.setError(null);
+      }}
+    >
+      <p>A new secret is issued and shown once. Tokens requested with the old secret fail once it stops working.</p>
+      <div class="field">
+        <label for="grace-period">Old secret stops working</label>
+        <select id="grace-period" value={String(grace)} onChange={(event) => setGrace(Number(event.currentTarget.value))}>
+          {GRACE_CHOICES.map(([label, seconds]) => (
+            <option key={seconds} value={String(seconds)}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </div>
+    </ConfirmDialog>
+  );
+}
+
+export function AppDetailPage(props: { appId: string }) {
+  const app = useResource(() => ok(api.GET('/v1/providers/apps/{app_id}', { params: { path: { app_id: props.appId } } })), [props.appId]);
+  const [secret, setSecret] = useState(() => takeSecret(`app:${props.appId}`));
+  const [webhookSecret, setWebhookSecret] = useState(() => takeSecret(`webhook:${props.appId}`));
+  const rotation = useSecretRotation(props.appId, setSecret);
   return (
     <>
       <Breadcrumbs items={[{ href: '/apps', label: 'Apps' }]} />
@@ -231,95 +323,15 @@ export function AppDetailPage(props: { appId: string }) {
             {webhookSecret && (
               <SecretReveal label="Webhook signing secret" secret={webhookSecret} onDismiss={() => setWebhookSecret(null)} />
             )}
-            <Section title="Credentials">
-              <Facts
-                items={[
-                  ['App id', <code key="id">{data.id}</code>],
-                  [
-                    'Client id',
-                    <code key="client" class="break">
-                      {data.client_id}
-                    </code>,
-                  ],
-                  ['Client secret', 'Hidden. It is shown once, when the app is created or the secret is rotated.'],
-                ]}
-              />
-              <Button variant="danger" onClick={() => setConfirming(true)}>
-                Rotate client secret
-              </Button>
-            </Section>
-            <Section
-              title="Details"
-              actions={
-                !editing && (
-                  <Button onClick={() => setEditing(true)} aria-label="Edit app details">
-                    Edit
-                  </Button>
-                )
-              }
-            >
-              {editing ? (
-                <EditApp
-                  app={data}
-                  onCancel={() => setEditing(false)}
-                  onSaved={(saved) => {
-                    app.setData(saved);
-                    if (saved.webhook_secret) setWebhookSecret(saved.webhook_secret);
-                    setEditing(false);
-                  }}
-                />
-              ) : (
-                <>
-                  <Facts
-                    items={[
-                      ['Description', data.description || '—'],
-                      [
-                        'Redirect URIs',
-                        data.redirect_uris.length ? (
-                          <ul key="uris" class="plain">
-                            {data.redirect_uris.map((uri) => (
-                              <li key={uri} class="break">
-                                {uri}
-                              </li>
-                            ))}
-                          </ul>
-                        ) : (
-                          '—'
-                        ),
-                      ],
-                      ['Scopes', data.scopes.join(', ')],
-                      ['Webhook URL', data.webhook_url ?? 'Not set'],
-                      ['Created', formatDate(data.created_at)],
-                    ]}
-                  />
-                </>
-              )}
-            </Section>
-            <ConfirmDialog
-              open={confirming}
-              title="Rotate the client secret?"
-              confirmLabel="Rotate secret"
-              danger
-              busy={rotate.busy}
-              error={rotate.error ? describeError(rotate.error) : null}
-              onConfirm={() => void rotate.run()}
-              onCancel={() => {
-                setConfirming(false);
-                rotate.setError(null);
+            <CredentialsSection app={data} onRotate={() => rotation.setConfirming(true)} />
+            <DetailsSection
+              app={data}
+              onSaved={(saved) => {
+                app.setData(saved);
+                if (saved.webhook_secret) setWebhookSecret(saved.webhook_secret);
               }}
-            >
-              <p>A new secret is issued and shown once. Tokens requested with the old secret fail once it stops working.</p>
-              <div class="field">
-                <label for="grace-period">Old secret stops working</label>
-                <select id="grace-period" value={String(grace)} onChange={(event) => setGrace(Number(event.currentTarget.value))}>
-                  {GRACE_CHOICES.map(([label, seconds]) => (
-                    <option key={seconds} value={String(seconds)}>
-                      {label}
-                    </option>
-                  ))}
-                </select>
-              </div>
-            </ConfirmDialog>
+            />
+            <RotateSecretDialog rotation={rotation} />
           </>
         )}
       </Loaded>

@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { formValues, request } from '../../shared/api';
+import { formValues, ok, publicApi } from '../../shared/api';
 import { Link, navigate, useLocation } from '../../shared/router';
-import { Button, Field, Loading, Notice, PageTitle } from '../../shared/ui';
-import { problemCode, ProblemNotice, useCall } from '../problem';
+import { Button, Field, Loading, Notice, PageTitle, useAction } from '../../shared/ui';
+import { problemCode, ProblemNotice } from '../problem';
 import { PRODUCT } from '../product';
 import { session } from '../session';
 import type { Account } from '../types';
@@ -12,11 +12,13 @@ export function LogIn() {
   const { path, query } = useLocation();
   const [needsCode, setNeedsCode] = useState(false);
   const codeRef = useRef<HTMLDivElement>(null);
-  const login = useCall(async (email: string, password: string, totp: string) => {
+  const login = useAction(async (email: string, password: string, totp: string) => {
     try {
-      const result = await request<{ token: string; expires_at: string }>('POST', '/v1/providers/auth/login', {
-        body: { email, password, ...(totp ? { totp } : {}) },
-      });
+      const result = await ok(
+        publicApi.POST('/v1/providers/auth/login', {
+          body: { email, password, ...(totp ? { totp } : {}) },
+        }),
+      );
       session.set({ token: result.token, expiresAt: result.expires_at, email });
       // Stay on the deep link that asked for a login; the login page itself leads to the overview.
       if (['/login', '/signup', '/check-email', '/verify-email'].includes(path)) navigate('/', { replace: true });
@@ -55,7 +57,7 @@ export function LogIn() {
             />
           </div>
         )}
-        <ProblemNotice error={login.error} />
+        <ProblemNotice error={login.failure} />
         <Button type="submit" variant="primary" busy={login.busy}>
           Log in
         </Button>
@@ -68,9 +70,9 @@ export function LogIn() {
 }
 
 export function SignUp() {
-  const signup = useCall(async (company_name: string, email: string, password: string) => {
+  const signup = useAction(async (company_name: string, email: string, password: string) => {
     // The answer is the same whether or not the address already has an account; the mail tells its owner which.
-    await request('POST', '/v1/providers/account', { body: { company_name, email, password } });
+    await ok(publicApi.POST('/v1/providers/account', { body: { company_name, email, password } }));
     navigate(`/check-email?email=${encodeURIComponent(email)}`);
   });
   return (
@@ -95,7 +97,7 @@ export function SignUp() {
           hint="At least 12 characters, not containing your email address."
           required
         />
-        <ProblemNotice error={signup.error} />
+        <ProblemNotice error={signup.failure} />
         <Button type="submit" variant="primary" busy={signup.busy}>
           Create account
         </Button>
@@ -140,7 +142,7 @@ export function VerifyEmail() {
       setState({ done: true, error: new Error('This link has no verification token. Open the link from the email again.') });
       return;
     }
-    request<Account>('POST', '/v1/providers/account/verify', { body: { token } }).then(
+    ok(publicApi.POST('/v1/providers/account/verify', { body: { token } })).then(
       (account) => setState({ done: true, error: null, account }),
       (error: unknown) => setState({ done: true, error }),
     );

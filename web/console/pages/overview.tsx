@@ -1,3 +1,4 @@
+import { ok } from '../../shared/api';
 import { Link } from '../../shared/router';
 import { Loaded, PageTitle, useResource } from '../../shared/ui';
 import { Section } from '../components';
@@ -11,8 +12,8 @@ export function OverviewPage() {
     const account = await loadAccount();
     if (!account.email_verified) return { account, apps: [] as App[], packages: [] as Package[] };
     const [apps, packages] = await Promise.all([
-      api<{ apps: App[] }>('GET', '/v1/providers/apps').then((r) => r.apps),
-      api<{ packages: Package[] }>('GET', '/v1/providers/packages').then((r) => r.packages),
+      ok(api.GET('/v1/providers/apps')).then((r) => r.apps),
+      ok(api.GET('/v1/providers/packages')).then((r) => r.packages),
     ]);
     return { account, apps, packages };
   }, []);

@@ -1,68 +1,41 @@
 import { useState } from 'preact/hooks';
-import { formValues } from '../../shared/api';
+import { formValues, ok, type Schemas } from '../../shared/api';
 import { Link, navigate, useLocation } from '../../shared/router';
-import { Button, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useResource } from '../../shared/ui';
-import { Breadcrumbs, Facts, Section, StateBadge } from '../components';
+import { Button, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useResource, useAction } from '../../shared/ui';
+import { Breadcrumbs, Facts, ListPage, Section, StateBadge } from '../components';
 import { usePoll } from '../poll';
-import { problemOf, ProblemNotice, useCall } from '../problem';
+import { problemOf, ProblemNotice } from '../problem';
 import { PRODUCT } from '../product';
 import { api } from '../session';
-import { RISK_TIERS, type ConformanceRun, type Package, type Version } from '../types';
+import { RISK_TIERS, type Package, type Version } from '../types';
 import { loadApps } from './apps';
 import { ConformanceReport, runInProgress } from './conformance-report';
 
 export function PackagesPage() {
-  const packages = useResource(() => api<{ packages: Package[] }>('GET', '/v1/providers/packages').then((r) => r.packages), []);
+  const packages = useResource(() => ok(api.GET('/v1/providers/packages')).then((r) => r.packages), []);
   return (
-    <>
-      <PageTitle
-        product={PRODUCT}
-        actions={
-          <Link href="/packages/new" class="button button-primary">
-            Create a package
-          </Link>
-        }
-      >
-        Packages
-      </PageTitle>
-      <Loaded resource={packages}>
-        {(list) =>
-          list.length === 0 ? (
-            <EmptyState>No packages yet. A package describes your capabilities and the runtime that serves them.</EmptyState>
-          ) : (
-            <div class="table-wrap">
-              <table>
-                <caption class="visually-hidden">Your packages</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Slug</th>
-                    <th scope="col">Risk tier</th>
-                    <th scope="col">Catalog</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((p) => (
-                    <tr key={p.id}>
-                      <td>
-                        <Link href={`/packages/${p.id}`}>{p.name}</Link>
-                      </td>
-                      <td>
-                        <code>{p.slug}</code>
-                      </td>
-                      <td>{p.riskTier.replace(/_/g, ' ')}</td>
-                      <td>
-                        <StateBadge state={p.status === 'suspended' ? 'suspended' : p.publishedVersionId ? 'published' : 'not published'} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Loaded>
-    </>
+    <ListPage
+      title="Packages"
+      create={{ href: '/packages/new', label: 'Create a package' }}
+      resource={packages}
+      empty="No packages yet. A package describes your capabilities and the runtime that serves them."
+      caption="Your packages"
+      columns={['Name', 'Slug', 'Risk tier', 'Catalog']}
+      cells={(p) => (
+        <>
+          <td>
+            <Link href={`/packages/${p.id}`}>{p.name}</Link>
+          </td>
+          <td>
+            <code>{p.slug}</code>
+          </td>
+          <td>{p.riskTier.replace(/_/g, ' ')}</td>
+          <td>
+            <StateBadge state={p.status === 'suspended' ? 'suspended' : p.publishedVersionId ? 'published' : 'not published'} />
+          </td>
+        </>
+      )}
+    />
   );
 }
 
@@ -114,8 +87,9 @@ function descriptorError(error: unknown): string | undefined {
 export function NewPackagePage() {
   const apps = useResource(loadApps, []);
   const [jsonError, setJsonError] = useState<string | null>(null);
-  const create = useCall(async (appId: string, descriptor: Record<string, unknown>) => {
-    const created = await api<Package>('POST', '/v1/providers/packages', { ...descriptor, appId });
+  const create = useAction(async (appId: string, descriptor: Record<string, unknown>) => {
+    // The developer's own JSON, sent as written: the API validates it and its problem points at the field.
+    const created = await ok(api.POST('/v1/providers/packages', { body: { ...descriptor, appId } as Schemas['CreatePackageDto'] }));
     navigate(`/packages/${created.id}`);
   });
   return (
@@ -162,11 +136,11 @@ export function NewPackagePage() {
                 spellcheck={false}
                 defaultValue={DESCRIPTOR_TEMPLATE}
                 hint={`name, slug, description, riskTier (${RISK_TIERS.join(', ')}), runtimeUrl (HTTPS), version and capabilities, full or short form. JSON Schema draft-07 or 2020-12.`}
-                error={jsonError ?? descriptorError(create.error)}
+                error={jsonError ?? descriptorError(create.failure)}
                 required
               />
               {jsonError && <Notice kind="error">{jsonError}</Notice>}
-              <ProblemNotice error={create.error} />
+              <ProblemNotice error={create.failure} />
               <Button type="submit" variant="primary" busy={create.busy}>
                 Create package
               </Button>
@@ -179,7 +153,7 @@ export function NewPackagePage() {
 }
 
 function loadPackage(packageId: string): Promise<Package> {
-  return api<Package>('GET', `/v1/providers/packages/${packageId}`);
+  return ok(api.GET('/v1/providers/packages/{package_id}', { params: { path: { package_id: packageId } } }));
 }
 
 export function PackageDetailPage(props: { packageId: string }) {
@@ -279,11 +253,17 @@ function nextPatch(version: string | undefined): string {
 export function NewVersionPage(props: { packageId: string }) {
   const pkg = useResource(() => loadPackage(props.packageId), [props.packageId]);
   const [jsonError, setJsonError] = useState<string | null>(null);
-  const create = useCall(async (body: Record<string, unknown>) => {
-    const version = await api<Version>('POST', `/v1/providers/packages/${props.packageId}/versions`, body);
+  const create = useAction(async (body: Record<string, unknown>) => {
+    const version = await ok(
+      api.POST('/v1/providers/packages/{package_id}/versions', {
+        params: { path: { package_id: props.packageId } },
+        // The developer's own JSON, sent as written: the API validates it.
+        body: body as Schemas['CreateVersionDto'],
+      }),
+    );
     navigate(`/packages/${props.packageId}/versions/${version.id}`);
   });
-  const problem = problemOf(create.error);
+  const problem = problemOf(create.failure);
   return (
     <Loaded resource={pkg}>
       {(p) => {
@@ -343,13 +323,13 @@ export function NewVersionPage(props: { packageId: string }) {
                 error={
                   jsonError ??
                   (problem?.field && problem.field !== 'version' && problem.field !== 'runtimeUrl'
-                    ? descriptorError(create.error)
+                    ? descriptorError(create.failure)
                     : undefined)
                 }
                 required
               />
               {jsonError && <Notice kind="error">{jsonError}</Notice>}
-              <ProblemNotice error={create.error} />
+              <ProblemNotice error={create.failure} />
               <Button type="submit" variant="primary" busy={create.busy}>
                 Create version
               </Button>
@@ -361,35 +341,39 @@ export function NewVersionPage(props: { packageId: string }) {
   );
 }
 
-interface SubmitResult {
-  version: Version;
-  review: 'manual' | 'automatic';
-  conformance: ConformanceRun;
-}
+type Release = 'quick' | 'full' | 'submit' | 'publish';
 
-export function VersionPage(props: { packageId: string; versionId: string }) {
-  const { packageId, versionId } = props;
+/** The run named in the address, or else the version's latest run, so a report is there when the page is opened afresh. */
+function useVersionRun(packageId: string, versionId: string) {
   const { query } = useLocation();
   const runId = query.get('run');
-  const pkg = useResource(() => loadPackage(packageId), [packageId]);
-  // The run named in the address, or else the version's latest run, so a report is there when the page is opened afresh.
   const run = useResource(
     () =>
       runId
-        ? api<ConformanceRun>('GET', `/v1/providers/conformance/${runId}`)
-        : api<{ data: ConformanceRun[] }>('GET', `/v1/providers/conformance?version_id=${encodeURIComponent(versionId)}&limit=1`).then(
+        ? ok(api.GET('/v1/providers/conformance/{conf_id}', { params: { path: { conf_id: runId } } }))
+        : ok(api.GET('/v1/providers/conformance', { params: { query: { version_id: versionId, limit: 1 } } })).then(
             (list) => list.data[0] ?? null,
           ),
     [runId, versionId],
   );
   usePoll(run.reload, runInProgress(run.data ?? undefined), 1000);
-  const [outcome, setOutcome] = useState<string | null>(null);
   const showRun = (id: string) => navigate(`/packages/${packageId}/versions/${versionId}?run=${encodeURIComponent(id)}`, { replace: true });
-  const base = `/v1/providers/packages/${packageId}/versions/${versionId}`;
-  const action = useCall(async (kind: 'quick' | 'full' | 'submit' | 'publish') => {
+  return { runId, run, showRun };
+}
+
+/** Validate, submit and publish: one at a time, each leaving a line of outcome and showing the run it started or judged. */
+function useRelease(packageId: string, versionId: string, onChanged: () => void) {
+  const { runId, run, showRun } = useVersionRun(packageId, versionId);
+  const [outcome, setOutcome] = useState<string | null>(null);
+  const path = { package_id: packageId, version_id: versionId };
+  const action = useAction(async (kind: Release) => {
     setOutcome(null);
     if (kind === 'quick' || kind === 'full') {
-      const result = await api<ConformanceRun>('POST', `${base}/validate${kind === 'full' ? '?full=true' : ''}`);
+      const result = await ok(
+        api.POST('/v1/providers/packages/{package_id}/versions/{version_id}/validate', {
+          params: { path, query: kind === 'full' ? { full: 'true' } : {} },
+        }),
+      );
       setOutcome(
         kind === 'full' ? 'Full validation requested: the report below follows the run until it finishes.' : 'Quick validation finished.',
       );
@@ -398,9 +382,9 @@ export function VersionPage(props: { packageId: string; versionId: string }) {
       return;
     }
     if (kind === 'submit') {
-      let result: SubmitResult;
+      let result: Schemas['SubmissionDto'];
       try {
-        result = await api<SubmitResult>('POST', `/v1/providers/packages/manage/${packageId}/versions/${versionId}/submit`);
+        result = await ok(api.POST('/v1/providers/packages/manage/{package_id}/versions/{version_id}/submit', { params: { path } }));
       } catch (error) {
         // The gate's refusal names the run it judged: show that report beside the problem.
         const failedRun = problemOf(error)?.conformanceId;
@@ -412,24 +396,110 @@ export function VersionPage(props: { packageId: string; versionId: string }) {
           ? 'Submitted. The version is in the review queue; you can publish it once it is approved.'
           : 'Submitted and listed automatically: you can publish it now.',
       );
-      pkg.reload();
+      onChanged();
       if (result.conformance?.id) showRun(result.conformance.id);
       return;
     }
-    const result = await api<Package & { version: Version; catalogUrl: string }>(
-      'POST',
-      `/v1/providers/packages/manage/${packageId}/versions/${versionId}/publish`,
-    );
+    const result = await ok(api.POST('/v1/providers/packages/manage/{package_id}/versions/{version_id}/publish', { params: { path } }));
     setOutcome(`Published version ${result.version.version} to the catalog: ${result.catalogUrl}`);
-    pkg.reload();
+    onChanged();
   });
+  return { run, action, outcome };
+}
+
+function VersionFacts(props: { version: Version }) {
+  const { version } = props;
+  return (
+    <Section title="Version">
+      <Facts
+        items={[
+          ['State', <StateBadge key="state" state={version.state} />],
+          ['Version id', <code key="id">{version.id}</code>],
+          [
+            'Runtime URL',
+            <span key="rt" class="break">
+              {version.runtimeUrl}
+            </span>,
+          ],
+          ['Created', formatDate(version.createdAt)],
+          ['Submitted', formatDate(version.submittedAt)],
+          ['Published', formatDate(version.publishedAt)],
+          ...(version.reviewReason ? [['Returned by review', version.reviewReason] as [string, string]] : []),
+        ]}
+      />
+      <details>
+        <summary>Capabilities ({version.capabilities.length})</summary>
+        <pre>{JSON.stringify(version.capabilities, null, 2)}</pre>
+      </details>
+    </Section>
+  );
+}
+
+function ReleaseSection(props: { version: Version; action: ReturnType<typeof useRelease>['action']; outcome: string | null }) {
+  const { version, action, outcome } = props;
+  const canSubmit = version.state === 'draft';
+  const canPublish = version.state === 'approved';
+  return (
+    <Section title="Validate and release">
+      <p>
+        Quick validation checks schema, contracts and documentation. A full run also calls the runtime for performance, error handling and
+        security; submitting needs a score of at least 80 with no dimension below 5.
+      </p>
+      <div class="actions">
+        <Button onClick={() => void action.run('quick')} busy={action.busy}>
+          Validate (quick)
+        </Button>
+        <Button onClick={() => void action.run('full')} busy={action.busy}>
+          Validate fully
+        </Button>
+        <Button
+          variant="primary"
+          onClick={() => void action.run('submit')}
+          busy={action.busy}
+          disabled={!canSubmit || action.busy}
+          aria-describedby="submit-hint"
+        >
+          Submit for review
+        </Button>
+        <Button
+          variant="primary"
+          onClick={() => void action.run('publish')}
+          busy={action.busy}
+          disabled={!canPublish || action.busy}
+          aria-describedby="publish-hint"
+        >
+          Publish
+        </Button>
+      </div>
+      <ul class="hint">
+        <li id="submit-hint">
+          {canSubmit
+            ? 'Submit runs all six dimensions (or reuses a fresh full run).'
+            : `Submit: only draft versions; this one is ${version.state.replace(/_/g, ' ')}.`}
+        </li>
+        <li id="publish-hint">
+          {canPublish
+            ? 'Approved: publishing lists it in the catalog.'
+            : version.state === 'published'
+              ? 'This version is published.'
+              : 'Publish: available once the version is approved.'}
+        </li>
+      </ul>
+      {outcome && <Notice kind="success">{outcome}</Notice>}
+      <ProblemNotice error={action.failure} />
+    </Section>
+  );
+}
+
+export function VersionPage(props: { packageId: string; versionId: string }) {
+  const { packageId, versionId } = props;
+  const pkg = useResource(() => loadPackage(packageId), [packageId]);
+  const { run, action, outcome } = useRelease(packageId, versionId, pkg.reload);
   return (
     <Loaded resource={pkg}>
       {(p) => {
         const version = p.versions?.find((v) => v.id === versionId);
         if (!version) return <Notice kind="error">This version does not exist.</Notice>;
-        const canSubmit = version.state === 'draft';
-        const canPublish = version.state === 'approved';
         return (
           <>
             <Breadcrumbs
@@ -439,76 +509,8 @@ export function VersionPage(props: { packageId: string; versionId: string }) {
               ]}
             />
             <PageTitle product={PRODUCT}>{`${p.name} ${version.version}`}</PageTitle>
-            <Section title="Version">
-              <Facts
-                items={[
-                  ['State', <StateBadge key="state" state={version.state} />],
-                  ['Version id', <code key="id">{version.id}</code>],
-                  [
-                    'Runtime URL',
-                    <span key="rt" class="break">
-                      {version.runtimeUrl}
-                    </span>,
-                  ],
-                  ['Created', formatDate(version.createdAt)],
-                  ['Submitted', formatDate(version.submittedAt)],
-                  ['Published', formatDate(version.publishedAt)],
-                  ...(version.reviewReason ? [['Returned by review', version.reviewReason] as [string, string]] : []),
-                ]}
-              />
-              <details>
-                <summary>Capabilities ({version.capabilities.length})</summary>
-                <pre>{JSON.stringify(version.capabilities, null, 2)}</pre>
-              </details>
-            </Section>
-            <Section title="Validate and release">
-              <p>
-                Quick validation checks schema, contracts and documentation. A full run also calls the runtime for performance, error
-                handling and security; submitting needs a score of at least 80 with no dimension below 5.
-              </p>
-              <div class="actions">
-                <Button onClick={() => void action.run('quick')} busy={action.busy}>
-                  Validate (quick)
-                </Button>
-                <Button onClick={() => void action.run('full')} busy={action.busy}>
-                  Validate fully
-                </Button>
-                <Button
-                  variant="primary"
-                  onClick={() => void action.run('submit')}
-                  busy={action.busy}
-                  disabled={!canSubmit || action.busy}
-                  aria-describedby="submit-hint"
-                >
-                  Submit for review
-                </Button>
-                <Button
-                  variant="primary"
-                  onClick={() => void action.run('publish')}
-                  busy={action.busy}
-                  disabled={!canPublish || action.busy}
-                  aria-describedby="publish-hint"
-                >
-                  Publish
-                </Button>
-              </div>
-              <ul class="hint">
-                <li id="submit-hint">
-                  {canSubmit
-                    ? 'Submit runs all six dimensions (or reuses a fresh full run).'
-                    : `Submit: only draft versions; this one is ${version.state.replace(/_/g, ' ')}.`}
-                </li>
-                <li id="publish-hint">
-                  {canPublish
-                    ? 'Approved: publishing lists it in the catalog.'
-                    : version.state === 'published'
-                      ? 'This version is published.'
-                      : 'Publish: available once the version is approved.'}
-                </li>
-              </ul>
-              {outcome && <Notice kind="success">{outcome}</Notice>}
-              <ProblemNotice error={action.error} />
-            </Section>
+            <VersionFacts version={version} />
+            <ReleaseSection version={version} action={action} outcome={outcome} />
             <Loaded resource={run}>{(data) => (data ? <ConformanceReport run={data} /> : null)}</Loaded>
           </>
         );

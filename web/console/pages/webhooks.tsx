@@ -1,17 +1,17 @@
 import { useState } from 'preact/hooks';
-import { ApiFailure, describeError, formValues } from '../../shared/api';
+import { ApiFailure, describeError, formValues, ok } from '../../shared/api';
 import { Link, navigate } from '../../shared/router';
-import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useResource } from '../../shared/ui';
+import { Button, ConfirmDialog, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useResource, useAction } from '../../shared/ui';
 import { Breadcrumbs, Facts, SecretReveal, Section, StateBadge } from '../components';
 import { usePoll } from '../poll';
-import { problemOf, ProblemNotice, useCall } from '../problem';
+import { problemOf, ProblemNotice } from '../problem';
 import { PRODUCT } from '../product';
 import { api } from '../session';
-import { WEBHOOK_EVENT_TYPES, type App, type Delivery, type DeliverySummary, type WebhookProfile } from '../types';
+import { WEBHOOK_EVENT_TYPES, type App, type Delivery, type DeliverySummary, type WebhookEventType, type WebhookProfile } from '../types';
 
 async function loadProfile(appId: string): Promise<WebhookProfile | null> {
   try {
-    return await api<WebhookProfile>('GET', `/v1/providers/apps/${appId}/webhook`);
+    return await ok(api.GET('/v1/providers/apps/{app_id}/webhook', { params: { path: { app_id: appId } } }));
   } catch (error) {
     // No profile yet is a normal state of a new app.
     if (error instanceof ApiFailure && error.status === 404) return null;
@@ -22,7 +22,10 @@ async function loadProfile(appId: string): Promise<WebhookProfile | null> {
 export function WebhookPage(props: { appId: string }) {
   const { appId } = props;
   const data = useResource(
-    () => Promise.all([api<App>('GET', `/v1/providers/apps/${appId}`), loadProfile(appId)]).then(([app, profile]) => ({ app, profile })),
+    () =>
+      Promise.all([ok(api.GET('/v1/providers/apps/{app_id}', { params: { path: { app_id: appId } } })), loadProfile(appId)]).then(
+        ([app, profile]) => ({ app, profile }),
+      ),
     [appId],
   );
   const [secret, setSecret] = useState<string | null>(null);
@@ -74,22 +77,27 @@ function ProfileForm(props: { app: App; profile: WebhookProfile | null; onSaved:
   const [types, setTypes] = useState<string[]>(profile?.event_types ?? ['*']);
   const [saved, setSaved] = useState(false);
   const all = types.includes('*');
-  const save = useCall(async (form: HTMLFormElement) => {
+  const save = useAction(async (form: HTMLFormElement) => {
     setSaved(false);
     const values = formValues(form);
     const url = values.url ?? '';
     const timeout = Number(values.timeout_seconds);
-    const result = await api<WebhookProfile>('PUT', `/v1/providers/apps/${app.id}/webhook`, {
-      url,
-      event_types: all ? ['*'] : types,
-      ...(timeout ? { timeout_seconds: timeout } : {}),
-      enabled: values.enabled === 'on',
-    });
+    const result = await ok(
+      api.PUT('/v1/providers/apps/{app_id}/webhook', {
+        params: { path: { app_id: app.id } },
+        body: {
+          url,
+          event_types: all ? ['*'] : types,
+          ...(timeout ? { timeout_seconds: timeout } : {}),
+          enabled: values.enabled === 'on',
+        },
+      }),
+    );
     setSaved(true);
     props.onSaved(result);
   });
   const toggle = (type: string, on: boolean) => setTypes((current) => (on ? [...current, type] : current.filter((t) => t !== type)));
-  const problem = problemOf(save.error);
+  const problem = problemOf(save.failure);
   return (
     <Section title="Webhook profile">
       {profile && !profile.enabled && (
@@ -148,7 +156,7 @@ function ProfileForm(props: { app: App; profile: WebhookProfile | null; onSaved:
           <p class="hint">Untick to pause deliveries: events are then logged as failed and can be replayed later.</p>
         </div>
         {saved && <Notice kind="success">Webhook profile saved.</Notice>}
-        <ProblemNotice error={save.error} />
+        <ProblemNotice error={save.failure} />
         <Button type="submit" variant="primary" busy={save.busy}>
           Save webhook profile
         </Button>
@@ -159,8 +167,8 @@ function ProfileForm(props: { app: App; profile: WebhookProfile | null; onSaved:
 
 function SigningSecret(props: { appId: string; profile: WebhookProfile; onRotated: (profile: WebhookProfile) => void }) {
   const [confirming, setConfirming] = useState(false);
-  const rotate = useCall(async () => {
-    const rotated = await api<WebhookProfile>('POST', `/v1/providers/apps/${props.appId}/webhook/secret`);
+  const rotate = useAction(async () => {
+    const rotated = await ok(api.POST('/v1/providers/apps/{app_id}/webhook/secret', { params: { path: { app_id: props.appId } } }));
     setConfirming(false);
     props.onRotated(rotated);
   });
@@ -183,7 +191,7 @@ function SigningSecret(props: { appId: string; profile: WebhookProfile; onRotate
         confirmLabel="Rotate signing secret"
         danger
         busy={rotate.busy}
-        error={rotate.error ? describeError(rotate.error) : null}
+        error={rotate.failure ? describeError(rotate.failure) : null}
         onConfirm={() => void rotate.run()}
         onCancel={() => {
           setConfirming(false);
@@ -197,10 +205,10 @@ function SigningSecret(props: { appId: string; profile: WebhookProfile; onRotate
 }
 
 function TestEvent(props: { appId: string; onSent: () => void }) {
-  const [type, setType] = useState<string>(WEBHOOK_EVENT_TYPES[0]);
+  const [type, setType] = useState<WebhookEventType>(WEBHOOK_EVENT_TYPES[0]);
   const [sent, setSent] = useState<DeliverySummary | null>(null);
-  const send = useCall(async () => {
-    setSent(await api<DeliverySummary>('POST', `/v1/providers/apps/${props.appId}/webhook/test`, { type }));
+  const send = useAction(async () => {
+    setSent(await ok(api.POST('/v1/providers/apps/{app_id}/webhook/test', { params: { path: { app_id: props.appId } }, body: { type } })));
     props.onSent();
   });
   return (
@@ -209,7 +217,7 @@ function TestEvent(props: { appId: string; onSent: () => void }) {
       <div class="inline-form">
         <div class="field">
           <label for="test-event-type">Event type</label>
-          <select id="test-event-type" value={type} onChange={(event) => setType(event.currentTarget.value)}>
+          <select id="test-event-type" value={type} onChange={(event) => setType(event.currentTarget.value as WebhookEventType)}>
             {WEBHOOK_EVENT_TYPES.map((t) => (
               <option key={t} value={t}>
                 {t}
@@ -226,37 +234,34 @@ function TestEvent(props: { appId: string; onSent: () => void }) {
           Test event {sent.event_type} queued as <Link href={`/apps/${props.appId}/deliveries/${sent.id}`}>delivery {sent.id}</Link>.
         </Notice>
       )}
-      <ProblemNotice error={send.error} />
+      <ProblemNotice error={send.failure} />
     </Section>
   );
-}
-
-interface DeliveryPage {
-  deliveries: DeliverySummary[];
-  next_cursor: string | null;
 }
 
 function DeliveryLog(props: { appId: string; version: number }) {
   const [status, setStatus] = useState('');
   const [more, setMore] = useState<DeliverySummary[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
-  const path = (next?: string | null) => {
-    const query = new URLSearchParams();
-    if (status) query.set('status', status);
-    if (next) query.set('cursor', next);
-    const text = query.toString();
-    return `/v1/providers/apps/${props.appId}/webhook/deliveries${text ? `?${text}` : ''}`;
-  };
+  const page = (next?: string | null) =>
+    ok(
+      api.GET('/v1/providers/apps/{app_id}/webhook/deliveries', {
+        params: {
+          path: { app_id: props.appId },
+          query: { ...(status ? { status: status as DeliverySummary['status'] } : {}), ...(next ? { cursor: next } : {}) },
+        },
+      }),
+    );
   const log = useResource(async () => {
-    const page = await api<DeliveryPage>('GET', path());
+    const first = await page();
     setMore([]);
-    setCursor(page.next_cursor);
-    return page.deliveries;
+    setCursor(first.next_cursor);
+    return first.deliveries;
   }, [props.appId, props.version, status]);
-  const loadMore = useCall(async () => {
-    const page = await api<DeliveryPage>('GET', path(cursor));
-    setMore((current) => [...current, ...page.deliveries]);
-    setCursor(page.next_cursor);
+  const loadMore = useAction(async () => {
+    const next = await page(cursor);
+    setMore((current) => [...current, ...next.deliveries]);
+    setCursor(next.next_cursor);
   });
   usePoll(
     log.reload,
@@ -326,7 +331,7 @@ function DeliveryLog(props: { appId: string; version: number }) {
                   Load older deliveries
                 </Button>
               )}
-              <ProblemNotice error={loadMore.error} />
+              <ProblemNotice error={loadMore.failure} />
             </>
           );
         }}
@@ -335,17 +340,104 @@ function DeliveryLog(props: { appId: string; version: number }) {
   );
 }
 
-export function DeliveryPage(props: { appId: string; deliveryId: string }) {
-  const { appId, deliveryId } = props;
+/** One delivery, followed while it is pending, and its replay (which opens the copy, saying what it replays). */
+function useDelivery(appId: string, deliveryId: string) {
   const delivery = useResource(
-    () => api<Delivery>('GET', `/v1/providers/apps/${appId}/webhook/deliveries/${deliveryId}`),
+    () =>
+      ok(
+        api.GET('/v1/providers/apps/{app_id}/webhook/deliveries/{delivery_id}', {
+          params: { path: { app_id: appId, delivery_id: deliveryId } },
+        }),
+      ),
     [appId, deliveryId],
   );
   usePoll(delivery.reload, delivery.data?.status === 'pending', 1000);
-  const replay = useCall(async () => {
-    const copy = await api<DeliverySummary>('POST', `/v1/providers/apps/${appId}/webhook/deliveries/${deliveryId}/replay`);
+  const replay = useAction(async () => {
+    const copy = await ok(
+      api.POST('/v1/providers/apps/{app_id}/webhook/deliveries/{delivery_id}/replay', {
+        params: { path: { app_id: appId, delivery_id: deliveryId } },
+      }),
+    );
     navigate(`/apps/${appId}/deliveries/${copy.id}?replayed=${encodeURIComponent(deliveryId)}`);
   });
+  return { delivery, replay };
+}
+
+function DeliverySummarySection(props: { appId: string; delivery: Delivery }) {
+  const { appId, delivery } = props;
+  return (
+    <Section title="Summary">
+      <Facts
+        items={[
+          ['Status', <StateBadge key="s" state={delivery.status} />],
+          ['Delivery id', <code key="id">{delivery.id}</code>],
+          ['Event id', <code key="e">{delivery.event_id}</code>],
+          [
+            'Idempotency key',
+            <code key="k" class="break">
+              {delivery.idempotency_key}
+            </code>,
+          ],
+          ['Attempts', String(delivery.attempt_count)],
+          ['Next attempt', delivery.next_attempt_at ? formatDate(delivery.next_attempt_at) : '—'],
+          ['Created', formatDate(delivery.created_at)],
+          ['Delivered', formatDate(delivery.delivered_at)],
+          ['Failed', formatDate(delivery.failed_at)],
+          ['Test event', delivery.test ? 'Yes' : 'No'],
+          [
+            'Replay of',
+            delivery.replay_of ? (
+              <Link key="r" href={`/apps/${appId}/deliveries/${delivery.replay_of}`}>
+                {delivery.replay_of}
+              </Link>
+            ) : (
+              '—'
+            ),
+          ],
+        ]}
+      />
+    </Section>
+  );
+}
+
+function AttemptsSection(props: { attempts: Delivery['attempts'] }) {
+  return (
+    <Section title="Attempts">
+      {props.attempts.length === 0 ? (
+        <EmptyState>No attempt yet.</EmptyState>
+      ) : (
+        <ol class="attempts">
+          {props.attempts.map((a) => (
+            <li key={a.attempt}>
+              <h3>{`Attempt ${a.attempt}`}</h3>
+              <Facts
+                items={[
+                  ['Outcome', <StateBadge key="o" state={a.outcome} />],
+                  ['Status code', a.status_code === null ? 'No response' : String(a.status_code)],
+                  ['Time', a.latency_ms === null ? '—' : `${a.latency_ms} ms`],
+                  ['Started', formatDate(a.started_at)],
+                  ['Error', a.error_class ?? '—'],
+                ]}
+              />
+              <figure class="response-body">
+                <figcaption>Response body</figcaption>
+                <pre>{a.response_body || '(empty)'}</pre>
+              </figure>
+              <details>
+                <summary>Request headers</summary>
+                <pre>{JSON.stringify(a.request_headers, null, 2)}</pre>
+              </details>
+            </li>
+          ))}
+        </ol>
+      )}
+    </Section>
+  );
+}
+
+export function DeliveryPage(props: { appId: string; deliveryId: string }) {
+  const { appId, deliveryId } = props;
+  const { delivery, replay } = useDelivery(appId, deliveryId);
   const replayedFrom = new URLSearchParams(location.search).get('replayed');
   return (
     <>
@@ -386,68 +478,9 @@ export function DeliveryPage(props: { appId: string; deliveryId: string }) {
                 idempotency key.
               </Notice>
             )}
-            <ProblemNotice error={replay.error} />
-            <Section title="Summary">
-              <Facts
-                items={[
-                  ['Status', <StateBadge key="s" state={d.status} />],
-                  ['Delivery id', <code key="id">{d.id}</code>],
-                  ['Event id', <code key="e">{d.event_id}</code>],
-                  [
-                    'Idempotency key',
-                    <code key="k" class="break">
-                      {d.idempotency_key}
-                    </code>,
-                  ],
-                  ['Attempts', String(d.attempt_count)],
-                  ['Next attempt', d.next_attempt_at ? formatDate(d.next_attempt_at) : '—'],
-                  ['Created', formatDate(d.created_at)],
-                  ['Delivered', formatDate(d.delivered_at)],
-                  ['Failed', formatDate(d.failed_at)],
-                  ['Test event', d.test ? 'Yes' : 'No'],
-                  [
-                    'Replay of',
-                    d.replay_of ? (
-                      <Link key="r" href={`/apps/${appId}/deliveries/${d.replay_of}`}>
-                        {d.replay_of}
-                      </Link>
-                    ) : (
-                      '—'
-                    ),
-                  ],
-                ]}
-              />
-            </Section>
-            <Section title="Attempts">
-              {d.attempts.length === 0 ? (
-                <EmptyState>No attempt yet.</EmptyState>
-              ) : (
-                <ol class="attempts">
-                  {d.attempts.map((a) => (
-                    <li key={a.attempt}>
-                      <h3>{`Attempt ${a.attempt}`}</h3>
-                      <Facts
-                        items={[
-                          ['Outcome', <StateBadge key="o" state={a.outcome} />],
-                          ['Status code', a.status_code === null ? 'No response' : String(a.status_code)],
-                          ['Time', a.latency_ms === null ? '—' : `${a.latency_ms} ms`],
-                          ['Started', formatDate(a.started_at)],
-                          ['Error', a.error_class ?? '—'],
-                        ]}
-                      />
-                      <figure class="response-body">
-                        <figcaption>Response body</figcaption>
-                        <pre>{a.response_body || '(empty)'}</pre>
-                      </figure>
-                      <details>
-                        <summary>Request headers</summary>
-                        <pre>{JSON.stringify(a.request_headers, null, 2)}</pre>
-                      </details>
-                    </li>
-                  ))}
-                </ol>
-              )}
-            </Section>
+            <ProblemNotice error={replay.failure} />
+            <DeliverySummarySection appId={appId} delivery={d} />
+            <AttemptsSection attempts={d.attempts} />
             <Section title="Payload">
               <pre>{JSON.stringify(d.payload, null, 2)}</pre>
             </Section>
