@@ -1,4 +1,5 @@
 import { ApiError } from '../../src/common/errors/api-error';
+import { WebhookSecretSourceModule } from '../../src/modules/webhooks/webhook-secret-source.module';
 import { MarketplaceModule } from '../../src/modules/marketplace/marketplace.module';
 import { InstallsService } from '../../src/modules/marketplace/installs.service';
 import { MediumContext, mediumContext } from './medium';
@@ -12,7 +13,8 @@ describe('InstallsService: the install and upgrade consent rule (medium: real mo
     (await ctx.dataSource.query(`SELECT refresh_token_encrypted AS sealed FROM installs WHERE id = $1`, [installId]))[0].sealed;
 
   beforeAll(async () => {
-    ctx = await mediumContext([MarketplaceModule]);
+    // Marketplace reaches conformance through packages; conformance's webhook-secret port is bound by the webhooks area.
+    ctx = await mediumContext([MarketplaceModule, WebhookSecretSourceModule]);
     installs = ctx.get(InstallsService);
   });
 

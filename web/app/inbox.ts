@@ -111,13 +111,22 @@ class Inbox {
     if (typeof Notification === 'undefined') return 'unsupported';
     const permission = Notification.permission === 'granted' ? 'granted' : await Notification.requestPermission();
     if (permission === 'granted') localStorage.setItem(NOTIFY_KEY, 'on');
-    this.emit();
+    this.preferenceChanged();
     return permission;
   }
 
   disableNotifications(): void {
     localStorage.removeItem(NOTIFY_KEY);
-    this.emit();
+    this.preferenceChanged();
+  }
+
+  /**
+   * The notification preference lives in localStorage, not in the state: a new
+   * state object makes subscribers render again (Preact skips a `setState` with
+   * the same object, so emitting the old one left the switch as it was).
+   */
+  private preferenceChanged(): void {
+    this.set({ ...this.state });
   }
 
   private onMessage(frame: GatewayFrame): void {
