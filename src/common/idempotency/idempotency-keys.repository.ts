@@ -49,6 +49,34 @@ export class IdempotencyKeysRepository extends SqlRepository {
     return claimed.length > 0;
   }
 
+  /**
+   * `claim` as a CTE of the caller's single statement, storing the response
+   * with the key: one row per row of `source` whose key is taken (inserted,
+   * or an expired one taken over). Every argument is an SQL expression; the
+   * response body may use `source`'s columns. A live key yields no row, and
+   * a concurrent holder is waited for, as with `claim`.
+   */
+  static claimWithResponseSql(args: {
+    name: string;
+    source: string;
+    ownerId: string;
+    scope: string;
+    key: string;
+    requestHash: string;
+    status: string;
+    body: string;
+  }): string {
+    return `${args.name} AS (
+         INSERT INTO idempotency_keys (owner_id, scope, key, request_hash, response_status, response_body, expires_at)
+         SELECT ${args.ownerId}, ${args.scope}, ${args.key}, ${args.requestHash}, ${args.status}, ${args.body}, now() + interval '${KEY_LIFETIME}'
+           FROM ${args.source}
+         ON CONFLICT (owner_id, scope, key) DO UPDATE
+           SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status,
+               response_body = EXCLUDED.response_body, created_at = now(), expires_at = EXCLUDED.expires_at
+           WHERE idempotency_keys.expires_at < now()
+         RETURNING key)`;
+  }
+
   async find(tx: Tx, ownerId: string, scope: string, key: string): Promise<StoredKey | null> {
     const row = await this.first<StoredKeyRow>(
       `SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE owner_id = $1 AND scope = $2 AND key = $3`,

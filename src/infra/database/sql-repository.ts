@@ -1,4 +1,6 @@
+import type { Pool } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 /**
  * Where a repository method runs its statements: a transaction's manager
@@ -46,6 +48,20 @@ export abstract class SqlRepository {
     }
     const rows = Array.isArray(result) ? (result as Row[]) : [];
     return { rows, count: rows.length };
+  }
+
+  /**
+   * A named prepared statement on the pool, outside any transaction (one
+   * statement is its own transaction): each connection parses and plans it
+   * once, then only binds and executes. For the few hot paths that are one
+   * statement (the message send), where parsing every time and TypeORM's
+   * per-query bookkeeping cost more than the work. `name` must be unique per
+   * SQL text.
+   */
+  protected async prepared<Row>(name: string, sql: string, params: unknown[]): Promise<Row[]> {
+    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
+    const result = await pool.query<Row & object>({ name, text: sql, values: params });
+    return result.rows;
   }
 
   /** A statement whose answer does not matter (DDL, an INSERT without RETURNING). */

@@ -4,7 +4,7 @@ import { DataSource, QueryFailedError, Repository } from 'typeorm';
 import { SqlRepository, Tx } from '../../infra/database/sql-repository';
 import { connectedSql, linkedUserSql } from './contact-links';
 import { ContactEntity } from './entities/contact.entity';
-import { decayedWeightSql, relationshipScoreSql } from './relationship-score';
+import { recordInteractionSetSql, relationshipScoreSql } from './relationship-score';
 
 /** A contact as its owner sees it (the link to a service user shows only as `connected`). */
 export interface Contact {
@@ -228,9 +228,7 @@ export class ContactsRepository extends SqlRepository {
       );
     await this.execute(
       `UPDATE contacts AS c
-          SET interaction_weight = ${decayedWeightSql('c', '$3::timestamptz')} + 1,
-              weight_at = GREATEST(c.weight_at, $3::timestamptz),
-              last_interaction = GREATEST(c.last_interaction, $3::timestamptz)
+          SET ${recordInteractionSetSql('c', '$3::timestamptz')}
         WHERE c.user_id = $1 AND c.id = ANY($2::text[])`,
       [userId, contactIds, at],
       tx,

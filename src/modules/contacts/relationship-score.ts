@@ -26,3 +26,13 @@ export function decayedWeightSql(alias: string, at = 'now()'): string {
 export function relationshipScoreSql(alias: string): string {
   return `round((100 * (1 - exp(-LEAST(${decayedWeightSql(alias)} / ${SCORE_SATURATION}, ${MAX_EXPONENT}))))::numeric, 1)::float8`;
 }
+
+/**
+ * The SET list that records one interaction on `alias`'s row at `at` (an SQL
+ * timestamptz expression): the decayed weight plus one, and the latest times.
+ */
+export function recordInteractionSetSql(alias: string, at: string): string {
+  return `interaction_weight = ${decayedWeightSql(alias, at)} + 1,
+              weight_at = GREATEST(${alias}.weight_at, ${at}),
+              last_interaction = GREATEST(${alias}.last_interaction, ${at})`;
+}

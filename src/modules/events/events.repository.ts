@@ -96,6 +96,26 @@ export class EventsRepository extends SqlRepository {
     };
   }
 
+  /**
+   * The insert of one event per row of `source` (a CTE of the caller's single
+   * statement), its payload an SQL expression over that row, held back
+   * `delayMs` (an SQL number expression); `notify` is the wake-up to select
+   * from the same rows. For a hot path that writes its change and its event
+   * in one prepared statement (the message send).
+   */
+  static heldInsertSql(args: { name: string; source: string; id: string; type: string; payload: string; delayMs: string }): {
+    cte: string;
+    notify: string;
+  } {
+    return {
+      cte: `${args.name} AS (
+         INSERT INTO events (id, type, payload, available_at)
+         SELECT ${args.id}, ${args.type}, ${args.payload}, now() + make_interval(secs => ${args.delayMs}::double precision / 1000)
+           FROM ${args.source})`,
+      notify: `pg_notify('${EVENTS_CHANNEL}', (${args.delayMs})::text)`,
+    };
+  }
+
   /** Locks up to `size` due, undispatched events, oldest first, skipping those another drain holds. */
   async claimDue(tx: Tx, size: number): Promise<ClaimedEvent[]> {
     const rows = await this.rows<ClaimedRow>(

@@ -11,13 +11,53 @@ export type { Receipt, UndeliveredMessage } from './messages.repository';
  * recipient has a contact linked to the sender): before that, a receipt would
  * tell the sender that the address has an account and when it is online.
  */
+/** Most deliveries one statement marks; more wait for the next. */
+const MAX_DELIVERIES_PER_STATEMENT = 500;
+
+interface PendingDelivery {
+  recipientUserId: string;
+  messageId: string;
+  settle: (receipt: Receipt | null) => void;
+  fail: (error: unknown) => void;
+}
+
 @Injectable()
 export class MessageReceipts {
+  /** Deliveries asked for in this turn of the event loop, marked together by one statement. */
+  private pending: PendingDelivery[] = [];
+
   constructor(private readonly messages: MessagesRepository) {}
 
-  /** Marks a message delivered to a recipient user; the receipt, or null when it was already delivered (or is not theirs). */
+  /**
+   * Marks a message delivered to a recipient user; the receipt, or null when
+   * it was already delivered (or is not theirs). The deliveries asked for in
+   * one turn of the event loop (a burst of messages reaching this instance's
+   * sockets) are marked by one statement, not one each.
+   */
   markDelivered(recipientUserId: string, messageId: string): Promise<Receipt | null> {
-    return this.messages.markDelivered(recipientUserId, messageId);
+    return new Promise((settle, fail) => {
+      if (this.pending.length === 0) setImmediate(() => void this.flush());
+      this.pending.push({ recipientUserId, messageId, settle, fail });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending.splice(0, MAX_DELIVERIES_PER_STATEMENT);
+    if (this.pending.length > 0) setImmediate(() => void this.flush());
+    try {
+      const receipts = new Map<string, Receipt>();
+      for (const { recipient_user_id: userId, ...receipt } of await this.messages.markDeliveredMany(batch)) {
+        receipts.set(`${userId} ${receipt.message_id}`, receipt);
+      }
+      for (const delivery of batch) {
+        const key = `${delivery.recipientUserId} ${delivery.messageId}`;
+        // The same delivery asked twice in one batch: the first asker reports it, as with two statements.
+        delivery.settle(receipts.get(key) ?? null);
+        receipts.delete(key);
+      }
+    } catch (error) {
+      for (const delivery of batch) delivery.fail(error);
+    }
   }
 
   /** Marks messages read by a recipient user (and delivered, if not yet); receipts of those that changed. */

@@ -2,7 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { SqlRepository, Tx } from '../../infra/database/sql-repository';
-import { contactForUserSql } from '../contacts/contact-links';
+import { IdempotencyKeysRepository } from '../../common/idempotency/idempotency-keys.repository';
+import { contactForUserSql, linkedUserSql } from '../contacts/contact-links';
+import { recordInteractionSetSql } from '../contacts/relationship-score';
+import { EventsRepository } from '../events/events.repository';
 import { MessageDirection, MessageItemDto, MessageStatus } from './dto/message.dto';
 import { MessageType, RecipientKind } from './entities/message.entity';
 import { MessagePosition, positionAtSql } from './message-cursor';
@@ -17,6 +20,84 @@ export interface NewMessage {
   content: string;
   recipients: Array<{ contactId: string; linkedUserId: string | null }>;
 }
+
+/** A message to one contact, sent in one statement (`sendToContact`). */
+export interface ContactSend {
+  id: string;
+  senderId: string;
+  contactId: string;
+  type: MessageType;
+  content: string;
+  /** The `Idempotency-Key`, its scope and the request's hash; absent without a key. */
+  idempotency?: { key: string; scope: string; requestHash: string };
+  /** The `message.created` event: its id, type and hold (the durable copy's delay). */
+  event: { id: string; type: string; delayMs: number };
+}
+
+/** What `sendToContact` stored: when, and who the message reaches. */
+export interface ContactSent {
+  createdAt: string;
+  /** The service user the contact is linked to, or null (the pending-contact rule). */
+  linkedUserId: string | null;
+  /** That user's contact for the sender, or null when they have not added the sender. */
+  senderContactId: string | null;
+}
+
+/** `created_at` of rows written by the statement, as `Date.prototype.toISOString` writes it (milliseconds, truncated as pg's parser does). */
+const NOW_ISO = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const CLAIM_KEY = IdempotencyKeysRepository.claimWithResponseSql({
+  name: 'claim',
+  source: 'keyed',
+  ownerId: '$2',
+  scope: '$8',
+  key: '$6',
+  requestHash: '$7',
+  status: '201',
+  body: `jsonb_build_object('id', $1::text, 'status', CASE WHEN keyed.linked_user_id IS NULL THEN 'waiting' ELSE 'sent' END,
+                            'created_at', keyed.created_at)`,
+});
+
+const MESSAGE_CREATED_EVENT = EventsRepository.heldInsertSql({
+  name: 'recorded_event',
+  source: 'told',
+  id: '$9::text',
+  type: '$11::text',
+  delayMs: '$10::int',
+  payload: `jsonb_build_object(
+      'message_id', $1::text, 'sender_id', $2::text, 'recipient_id', told.id, 'recipient_kind', 'contact',
+      'recipient_user_ids', CASE WHEN told.linked_user_id IS NULL THEN '[]'::jsonb ELSE jsonb_build_array(told.linked_user_id) END,
+      'sender_contact_ids', CASE WHEN told.sender_contact_id IS NULL THEN '{}'::jsonb
+                                 ELSE jsonb_build_object(told.linked_user_id, told.sender_contact_id) END,
+      'contact_ids', jsonb_build_array(told.id), 'type', $4::text, 'content', $5::text, 'created_at', told.created_at)`,
+});
+
+/**
+ * A message to one of the sender's contacts as ONE statement: the recipient
+ * check, the `Idempotency-Key` (taken with its response), the message and its
+ * recipient row, the contact's interaction weight and the held
+ * `message.created` event with its wake-up. No row comes back when the
+ * contact is not the sender's or the key is already taken; nothing is then
+ * written, and the caller takes the general path, which answers those cases.
+ */
+const SEND_TO_CONTACT_SQL = `WITH recipient AS (
+    SELECT c.id, ${linkedUserSql('c')} AS linked_user_id, ${NOW_ISO} AS created_at
+      FROM contacts c WHERE c.id = $3::text AND c.user_id = $2::text
+  ), keyed AS (
+    SELECT * FROM recipient WHERE $6::text IS NOT NULL
+  ), ${CLAIM_KEY}, go AS (
+    SELECT * FROM recipient WHERE $6::text IS NULL OR EXISTS (SELECT 1 FROM claim)
+  ), message AS (
+    INSERT INTO messages (id, sender_id, recipient_kind, recipient_id, type, content, status)
+    SELECT $1::text, $2::text, 'contact', go.id, $4::text, $5::text, 'sent' FROM go
+  ), recipients AS (
+    INSERT INTO message_recipients (message_id, contact_id, recipient_user_id) SELECT $1::text, go.id, go.linked_user_id FROM go
+  ), interaction AS (
+    UPDATE contacts c SET ${recordInteractionSetSql('c', 'now()')} FROM go WHERE c.id = go.id AND c.user_id = $2::text
+  ), told AS (
+    SELECT go.*, ${contactForUserSql('go.linked_user_id', '$2::text')} AS sender_contact_id FROM go
+  ), ${MESSAGE_CREATED_EVENT.cte}
+  SELECT told.created_at, told.linked_user_id, told.sender_contact_id, ${MESSAGE_CREATED_EVENT.notify} AS woken FROM told`;
 
 /** Which halves of a thread to read: what the user sent, and what one other user sent to them. */
 export interface ThreadScope {
@@ -162,6 +243,33 @@ export class MessagesRepository extends SqlRepository {
     return createdAt;
   }
 
+  /**
+   * The send to a contact in one prepared statement (SEND_TO_CONTACT_SQL): one
+   * round trip, parsed once per connection. Null when nothing was written
+   * (not the sender's contact, or the key already taken).
+   */
+  async sendToContact(send: ContactSend): Promise<ContactSent | null> {
+    const rows = await this.prepared<{ created_at: string; linked_user_id: string | null; sender_contact_id: string | null }>(
+      'messages.send_to_contact',
+      SEND_TO_CONTACT_SQL,
+      [
+        send.id,
+        send.senderId,
+        send.contactId,
+        send.type,
+        send.content,
+        send.idempotency?.key ?? null,
+        send.idempotency?.requestHash ?? null,
+        send.idempotency?.scope ?? null,
+        send.event.id,
+        send.event.delayMs,
+        send.event.type,
+      ],
+    );
+    const [row] = rows;
+    return row ? { createdAt: row.created_at, linkedUserId: row.linked_user_id, senderContactId: row.sender_contact_id } : null;
+  }
+
   /** Whether a message sent to this group reached the user (a former member keeps what they received). */
   async groupMessageReached(userId: string, groupId: string): Promise<boolean> {
     const rows = await this.rows<unknown>(
@@ -273,21 +381,43 @@ export class MessagesRepository extends SqlRepository {
   }
 
   /**
-   * Marks a message delivered to a recipient user, once: `WHERE delivered_at IS NULL … RETURNING`, so of several
-   * instances holding the recipient's sockets only one reports it. Only once the recipient has added the sender back.
+   * Marks messages delivered to recipient users, once each: `WHERE delivered_at
+   * IS NULL … RETURNING`, so of several instances holding a recipient's
+   * sockets only one reports a message. Only once the recipient has added the
+   * sender back. Rows are locked in key order, so two instances marking
+   * overlapping sets never deadlock. Answers the receipts of the rows that changed.
    */
-  async markDelivered(recipientUserId: string, messageId: string): Promise<Receipt | null> {
-    const { rows } = await this.changed<{ sender_id: string; contact_id: string; delivered_at: Date }>(
-      `UPDATE message_recipients r SET delivered_at = now(), status = 'delivered'
-         FROM messages m
-        WHERE m.id = r.message_id AND r.message_id = $1 AND r.recipient_user_id = $2 AND r.delivered_at IS NULL
-          AND ${contactForUserSql('$2', 'm.sender_id')} IS NOT NULL
-        RETURNING m.sender_id, r.contact_id, r.delivered_at`,
-      [messageId, recipientUserId],
+  async markDeliveredMany(
+    deliveries: Array<{ recipientUserId: string; messageId: string }>,
+  ): Promise<Array<Receipt & { recipient_user_id: string }>> {
+    const { rows } = await this.changed<{
+      message_id: string;
+      recipient_user_id: string;
+      sender_id: string;
+      contact_id: string;
+      delivered_at: Date;
+    }>(
+      `WITH due AS (
+         SELECT r.message_id, r.contact_id FROM message_recipients r
+           JOIN unnest($1::text[], $2::text[]) AS d(message_id, user_id) ON r.message_id = d.message_id AND r.recipient_user_id = d.user_id
+           JOIN messages m ON m.id = r.message_id
+          WHERE r.delivered_at IS NULL AND ${contactForUserSql('d.user_id', 'm.sender_id')} IS NOT NULL
+          ORDER BY r.message_id, r.contact_id
+          FOR UPDATE OF r
+       )
+       UPDATE message_recipients r SET delivered_at = now(), status = 'delivered'
+         FROM due, messages m
+        WHERE r.message_id = due.message_id AND r.contact_id = due.contact_id AND m.id = r.message_id AND r.delivered_at IS NULL
+        RETURNING r.message_id, r.recipient_user_id, m.sender_id, r.contact_id, r.delivered_at`,
+      [deliveries.map((d) => d.messageId), deliveries.map((d) => d.recipientUserId)],
     );
-    return rows.length > 0
-      ? { message_id: messageId, sender_id: rows[0].sender_id, contact_id: rows[0].contact_id, at: rows[0].delivered_at.toISOString() }
-      : null;
+    return rows.map((row) => ({
+      message_id: row.message_id,
+      recipient_user_id: row.recipient_user_id,
+      sender_id: row.sender_id,
+      contact_id: row.contact_id,
+      at: row.delivered_at.toISOString(),
+    }));
   }
 
   /** Marks messages read by a recipient user (and delivered, if not yet); one receipt per message that changed. */

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
+import { assertIdempotencyKey, requestHash } from '../../common/idempotency/idempotency-key';
 import { Idempotency } from '../../common/idempotency/idempotency.service';
 import { isId, newId } from '../../common/ids';
 import { ContactsService, Recipient } from '../contacts/contacts.service';
@@ -81,6 +82,18 @@ export class MessagesService {
   async send(userId: string, input: SendMessageDto, idempotencyKey?: string, options: SendOptions = {}): Promise<SendOutcome> {
     // The default is applied before hashing, so omitting `type` and sending `text` are the same request.
     const request: SendRequest = { recipient_id: input.recipient_id, content: input.content, type: input.type ?? 'text' };
+    if (isId(request.recipient_id, 'con')) {
+      const sent = await this.sendToContact(userId, request, idempotencyKey);
+      if (sent) {
+        this.publishNow(sent, options);
+        const body: MessageSentDto = {
+          id: sent.message_id,
+          status: outboundStatusAtSend(sent.recipient_user_ids),
+          created_at: sent.created_at,
+        };
+        return { status: 201, body, replayed: false };
+      }
+    }
     let created: MessageCreatedPayload | undefined;
     const outcome = await this.idempotency.run(userId, SEND_SCOPE, idempotencyKey, request, async (manager) => {
       created = await this.sendWithin(manager, userId, request);
@@ -89,6 +102,43 @@ export class MessagesService {
     });
     if (created && !outcome.replayed) this.publishNow(created, options);
     return { status: outcome.status, body: outcome.body as MessageSentDto, replayed: outcome.replayed };
+  }
+
+  /**
+   * The common case, a message to one of the user's contacts, in one statement
+   * (MessagesRepository.sendToContact): the same rows, key and event as the
+   * general path below, in one round trip. Null when it wrote nothing (not
+   * the user's contact, or the key already taken): the general path then
+   * answers NOT_FOUND, the replay or the key conflict.
+   */
+  private async sendToContact(userId: string, request: SendRequest, idempotencyKey?: string): Promise<MessageCreatedPayload | null> {
+    if (idempotencyKey !== undefined) assertIdempotencyKey(idempotencyKey);
+    const id = newId('msg');
+    const sent = await this.messages.sendToContact({
+      id,
+      senderId: userId,
+      contactId: request.recipient_id,
+      type: request.type,
+      content: request.content,
+      ...(idempotencyKey === undefined
+        ? {}
+        : { idempotency: { key: idempotencyKey, scope: SEND_SCOPE, requestHash: requestHash(request) } }),
+      event: { id: newId('evt'), type: MESSAGE_CREATED, delayMs: DURABLE_COPY_DELAY_MS },
+    });
+    if (!sent) return null;
+    const linked = sent.linkedUserId;
+    return {
+      message_id: id,
+      sender_id: userId,
+      recipient_id: request.recipient_id,
+      recipient_kind: 'contact',
+      recipient_user_ids: linked === null ? [] : [linked],
+      sender_contact_ids: linked !== null && sent.senderContactId !== null ? { [linked]: sent.senderContactId } : {},
+      contact_ids: [request.recipient_id],
+      type: request.type,
+      content: request.content,
+      created_at: sent.createdAt,
+    };
   }
 
   /**
