@@ -98,4 +98,124 @@ describe('MessagesService and MessageReceipts (medium: real module, real databas
     // One message today: 100 · (1 - e^(-1/5)).
     expect((await contacts.get(ada.id, bob.id)).relationship_score).toBe(18.1);
   });
+
+  describe('a send to a contact in one statement', () => {
+    it('writes the message, its recipient row, the interaction, the held event and the key with its response together', async () => {
+      const ada = await person();
+      const bob = await person();
+      const bobAtAda = await ctx.make.contact(ada.id, { name: 'Bob', email: bob.email });
+      const adaAtBob = await ctx.make.contact(bob.id, { name: 'Ada', email: ada.email });
+      const sent = await messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'one trip' }, 'one-statement');
+      expect(sent).toEqual({
+        status: 201,
+        replayed: false,
+        body: { id: expect.stringMatching(/^msg_/), status: 'sent', created_at: expect.any(String) },
+      });
+      const { id, created_at: createdAt } = sent.body;
+
+      const [message] = await ctx.dataSource.query(
+        `SELECT sender_id, recipient_kind, recipient_id, type, content, created_at FROM messages WHERE id = $1`,
+        [id],
+      );
+      expect(message).toMatchObject({
+        sender_id: ada.id,
+        recipient_kind: 'contact',
+        recipient_id: bobAtAda.id,
+        type: 'text',
+        content: 'one trip',
+      });
+      // The answer's created_at is the row's, at millisecond precision, as the general path answers it.
+      expect((message.created_at as Date).toISOString()).toBe(createdAt);
+      expect(
+        await ctx.dataSource.query(`SELECT contact_id, recipient_user_id, status FROM message_recipients WHERE message_id = $1`, [id]),
+      ).toEqual([{ contact_id: bobAtAda.id, recipient_user_id: bob.id, status: 'sent' }]);
+      const [contact] = await ctx.dataSource.query(`SELECT interaction_weight, last_interaction FROM contacts WHERE id = $1`, [
+        bobAtAda.id,
+      ]);
+      expect(contact.interaction_weight).toBeCloseTo(1, 5);
+      expect((contact.last_interaction as Date).toISOString()).toBe(createdAt);
+
+      const [event] = await ctx.dataSource.query(
+        `SELECT type, payload, dispatched_at, available_at - created_at >= interval '900 milliseconds' AS held FROM events WHERE payload->>'message_id' = $1`,
+        [id],
+      );
+      expect(event).toMatchObject({ type: 'message.created', held: true });
+      expect(event.payload).toEqual({
+        message_id: id,
+        sender_id: ada.id,
+        recipient_id: bobAtAda.id,
+        recipient_kind: 'contact',
+        recipient_user_ids: [bob.id],
+        sender_contact_ids: { [bob.id]: adaAtBob.id },
+        contact_ids: [bobAtAda.id],
+        type: 'text',
+        content: 'one trip',
+        created_at: createdAt,
+      });
+
+      const [key] = await ctx.dataSource.query(
+        `SELECT response_status, response_body FROM idempotency_keys WHERE owner_id = $1 AND key = $2`,
+        [ada.id, 'one-statement'],
+      );
+      expect(key).toEqual({ response_status: 201, response_body: sent.body });
+      const replay = await messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'one trip' }, 'one-statement');
+      expect(replay).toEqual({ status: 201, replayed: true, body: sent.body });
+    });
+
+    it('takes over an expired key for a new request, and refuses a live one used with another body', async () => {
+      const ada = await person();
+      const bobAtAda = await ctx.make.contact(ada.id, { name: 'Bob', email: 'bob-expired@medium.example' });
+      const first = await messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'first' }, 'reused-key');
+      await expect(messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'other' }, 'reused-key')).rejects.toBeInstanceOf(ApiError);
+      await ctx.dataSource.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE owner_id = $1 AND key = $2`, [
+        ada.id,
+        'reused-key',
+      ]);
+      const second = await messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'other' }, 'reused-key');
+      expect(second).toMatchObject({ status: 201, replayed: false, body: { status: 'waiting' } });
+      expect(second.body.id).not.toBe(first.body.id);
+      const [{ count }] = await ctx.dataSource.query(`SELECT count(*)::int AS count FROM messages WHERE sender_id = $1`, [ada.id]);
+      expect(count).toBe(2);
+    });
+
+    it("writes nothing for another user's contact, whatever the key", async () => {
+      const ada = await person();
+      const eve = await person();
+      const eveContact = await ctx.make.contact(eve.id, { name: 'Someone', email: 'someone@medium.example' });
+      await expect(messages.send(ada.id, { recipient_id: eveContact.id, content: 'not mine' }, 'k-other')).rejects.toBeInstanceOf(ApiError);
+      expect(await ctx.dataSource.query(`SELECT 1 FROM idempotency_keys WHERE owner_id = $1`, [ada.id])).toEqual([]);
+      expect(await ctx.dataSource.query(`SELECT 1 FROM messages WHERE sender_id = $1`, [ada.id])).toEqual([]);
+    });
+
+    it('sends once for 30 concurrent requests with one key, and all answer the same message', async () => {
+      const ada = await person();
+      const bobAtAda = await ctx.make.contact(ada.id, { name: 'Bob', email: 'bob-race@medium.example' });
+      const outcomes = await Promise.all(
+        Array.from({ length: 30 }, () => messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'once' }, 'race-key')),
+      );
+      expect(new Set(outcomes.map((o) => o.body.id)).size).toBe(1);
+      expect(outcomes.filter((o) => !o.replayed)).toHaveLength(1);
+      const [{ count }] = await ctx.dataSource.query(`SELECT count(*)::int AS count FROM messages WHERE sender_id = $1`, [ada.id]);
+      expect(count).toBe(1);
+    });
+  });
+
+  it('reports a delivery once when 30 sockets mark it at the same moment (one statement marks them all)', async () => {
+    const ada = await person();
+    const bob = await person();
+    const bobAtAda = await ctx.make.contact(ada.id, { name: 'Bob', email: bob.email });
+    await ctx.make.contact(bob.id, { name: 'Ada', email: ada.email });
+    const { body } = await messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'many sockets' });
+    const other = await messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'another' });
+    const marks = await Promise.all([
+      ...Array.from({ length: 30 }, () => receipts.markDelivered(bob.id, body.id)),
+      receipts.markDelivered(bob.id, other.body.id),
+      receipts.markDelivered(ada.id, body.id),
+    ]);
+    expect(marks.slice(0, 30).filter((m) => m !== null)).toEqual([
+      { message_id: body.id, sender_id: ada.id, contact_id: bobAtAda.id, at: expect.any(String) },
+    ]);
+    expect(marks[30]).toMatchObject({ message_id: other.body.id });
+    expect(marks[31]).toBeNull();
+  });
 });
