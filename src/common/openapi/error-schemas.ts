@@ -18,6 +18,28 @@ export class ApiErrorDto {
   error: ApiErrorBodyDto;
 }
 
+/** One of several errors of a refused request (descriptor validation lists every one at once). */
+export class ProblemFieldErrorDto {
+  @ApiProperty({ description: 'The request field at fault', example: 'capabilities[0].responseschema' })
+  field: string;
+
+  @ApiProperty({
+    description:
+      'JSONPath into the schema at fault: for invalid_schema, into the capability’s own JSON Schema; otherwise the rule of the descriptor schema (GET /v1/providers/descriptor.schema.json) that refused',
+    example: '$.$defs.stateCapability.additionalProperties',
+  })
+  schema_path: string;
+
+  @ApiProperty({
+    description: 'What is wrong, naming the field',
+    example: '`capabilities[0].responseschema` is not a known field; did you mean `responseSchema`?',
+  })
+  message: string;
+
+  @ApiProperty({ description: 'Problem code of this error', enum: ['missing_field', 'invalid_format', 'invalid_schema'] })
+  code: string;
+}
+
 /** RFC 9457 problem details of the provider platform, OAuth token endpoint and operator API. */
 export class ProblemDetailsDto {
   @ApiProperty({
@@ -42,8 +64,15 @@ export class ProblemDetailsDto {
   field?: string;
 
   @ApiPropertyOptional({
-    description: 'JSON pointer into the descriptor schema at fault (descriptor validation)',
-    example: '/capabilities/0/name',
+    description: 'JSONPath into the capability schema at fault (invalid_schema)',
+    example: '$.properties.amount',
   })
   schema_path?: string;
+
+  @ApiPropertyOptional({
+    type: [ProblemFieldErrorDto],
+    description:
+      'Every error of a refused package, version or validate request, in the order of the body; `field` (and `schema_path` for invalid_schema) above repeat the first',
+  })
+  errors?: ProblemFieldErrorDto[];
 }

@@ -49,13 +49,13 @@ function positiveInt(value: unknown, field: string, max: number): number {
  * It is recognised when the object is not itself a schema (no `type` string at
  * the top) and every entry carries a `type`.
  */
-function isShortForm(schema: Record<string, unknown>): boolean {
+export function isShortForm(schema: Record<string, unknown>): boolean {
   if (typeof schema.type === 'string' || '$schema' in schema || 'properties' in schema) return false;
   const entries = Object.values(schema);
   return entries.length > 0 && entries.every((e) => isObject(e) && typeof e.type === 'string');
 }
 
-function expandShortForm(schema: Record<string, unknown>, field: string): JsonSchema {
+export function expandShortForm(schema: Record<string, unknown>, field: string): JsonSchema {
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
   for (const [name, entry] of Object.entries(schema) as Array<[string, Record<string, unknown>]>) {
@@ -99,7 +99,8 @@ function surfaceGuidance(raw: unknown, field: string, type: CapabilityMode): Cap
   const intent = guidance.intent === undefined ? defaults.intent : oneOf<Intent>(guidance.intent, INTENTS, `${field}.intent`);
   const placement =
     guidance.placement === undefined ? [...defaults.placement] : listOf<Placement>(guidance.placement, PLACEMENTS, `${field}.placement`);
-  // Both spellings occur in the spec; `preferredComponents` wins when both are given.
+  // Both spellings occur in the spec; the list lives in `preferredComponents`. The descriptor contract
+  // (descriptor-contract.ts) refuses both at once; a caller without it gets `preferredComponents`.
   const key = guidance.preferredComponents !== undefined ? 'preferredComponents' : 'components';
   const preferredComponents =
     guidance[key] === undefined ? [...TYPICAL_COMPONENTS[type]] : listOf<Component>(guidance[key], COMPONENTS, `${field}.${key}`);

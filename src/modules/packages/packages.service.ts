@@ -3,12 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
+import { isObject } from '../../common/json';
 import { OutboundHttp } from '../../common/http/outbound-http';
 import type { Tx } from '../../infra/database/sql-repository';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import { AppsService } from '../providers/apps.service';
 import { CapabilityDescriptor, WebhookEventType } from '../descriptors/capability-descriptor';
 import { normaliseCapabilities } from '../descriptors/descriptor-normalizer';
+import { assertDescriptorRequest, DescriptorError, refuseErrors } from '../descriptors/descriptor-contract';
 import { CreatePackageDto, CreateVersionDto } from './dto/package.dto';
 import { PackageVersionsRepository, VersionRow } from './package-versions.repository';
 import { PackageRow, PackagesRepository } from './packages.repository';
@@ -68,7 +70,13 @@ export class PackagesService {
     private readonly http: OutboundHttp,
   ) {}
 
-  async create(principal: PlatformPrincipal, input: CreatePackageDto) {
+  /**
+   * The body is checked against the published descriptor contract (every error at once) before
+   * anything else reads it; the checks that need the database or the network follow.
+   */
+  async create(principal: PlatformPrincipal, body: unknown) {
+    assertDescriptorRequest('package', body);
+    const input = body as CreatePackageDto;
     const app = await this.apps.owned(principal, input.appId);
     const capabilities = normaliseCapabilities(input.capabilities);
     const versionText = input.version ?? '1.0.0';
@@ -93,7 +101,9 @@ export class PackagesService {
     });
   }
 
-  async addVersion(principal: PlatformPrincipal, packageId: string, input: CreateVersionDto) {
+  async addVersion(principal: PlatformPrincipal, packageId: string, body: unknown) {
+    assertDescriptorRequest('version', body);
+    const input = body as CreateVersionDto;
     const pkg = await this.owned(principal, packageId);
     const capabilities = normaliseCapabilities(input.capabilities);
     const version = parseVersion(input.version);
@@ -113,6 +123,18 @@ export class PackagesService {
       const versionRuntime = declared ?? stampRuntime(capabilities, last?.runtime_url ?? pkg.runtime_url);
       return toVersionDto(await this.insertVersion(manager, pkg.id, input.version, version, capabilities, versionRuntime));
     });
+  }
+
+  /**
+   * The descriptors of a validate body, checked against the contract and normalised, or undefined
+   * when there is no body (or an empty object): the stored version is validated then.
+   */
+  draftCapabilities(body: unknown, fullRun: boolean): CapabilityDescriptor[] | undefined {
+    if (body === undefined || body === null || (isObject(body) && Object.keys(body).length === 0)) return undefined;
+    if (fullRun)
+      throw new ProblemError('invalid_format', 'a full run validates the stored version; send no body with full=true', { field: 'full' });
+    assertDescriptorRequest('draft', body);
+    return normaliseCapabilities((body as { capabilities: unknown[] }).capabilities);
   }
 
   async list(principal: PlatformPrincipal) {
@@ -191,21 +213,34 @@ export class PackagesService {
    */
   private async resolveRuntime(capabilities: CapabilityDescriptor[], packageLevel: string | undefined): Promise<string | null> {
     const named: Array<{ field: string; url: string }> = [];
-    if (packageLevel !== undefined) named.push({ field: 'runtimeUrl', url: await this.checkRuntimeUrl(packageLevel, 'runtimeUrl') });
+    const errors: DescriptorError[] = [];
+    // Every URL is checked, so one answer names every refused one.
+    const check = async (url: string, field: string): Promise<string | null> => {
+      try {
+        const checked = await this.checkRuntimeUrl(url, field);
+        named.push({ field, url: checked });
+        return checked;
+      } catch (error) {
+        if (!(error instanceof ProblemError) || error.status !== 400) throw error;
+        errors.push({ code: 'invalid_format', field, schema_path: '$.$defs.runtimeUrl', message: error.detail });
+        return null;
+      }
+    };
+    if (packageLevel !== undefined) await check(packageLevel, 'runtimeUrl');
     for (const [i, capability] of capabilities.entries()) {
       if (capability.runtimeUrl === undefined) continue;
-      const field = `capabilities[${i}].runtimeUrl`;
-      capability.runtimeUrl = await this.checkRuntimeUrl(capability.runtimeUrl, field);
-      named.push({ field, url: capability.runtimeUrl });
+      const checked = await check(capability.runtimeUrl, `capabilities[${i}].runtimeUrl`);
+      if (checked !== null) capability.runtimeUrl = checked;
     }
-    const other = named.find((n) => n.url !== named[0].url);
-    if (other) {
-      throw new ProblemError(
-        'invalid_format',
-        `${other.field} is ${other.url} but ${named[0].field} is ${named[0].url}: all capabilities of a version share one runtime`,
-        { field: other.field },
-      );
+    for (const other of named.filter((n) => n.url !== named[0].url)) {
+      errors.push({
+        code: 'invalid_format',
+        field: other.field,
+        schema_path: '$.$defs.runtimeUrl',
+        message: `${other.field} is ${other.url} but ${named[0].field} is ${named[0].url}: all capabilities of a version share one runtime`,
+      });
     }
+    refuseErrors(errors);
     return stampRuntime(capabilities, named[0]?.url ?? null);
   }
 

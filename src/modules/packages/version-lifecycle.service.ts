@@ -12,6 +12,7 @@ import type { Tx } from '../../infra/database/sql-repository';
 import { JobOutbox } from '../../infra/queue/job-outbox';
 import { DomainEvents } from '../events/domain-events';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
+import type { CapabilityDescriptor } from '../descriptors/capability-descriptor';
 import { PackageVersionsRepository, VersionRow } from './package-versions.repository';
 import { PackageRow, PackagesRepository } from './packages.repository';
 import { PackagesService, toPackageDto, toVersionDto } from './packages.service';
@@ -49,8 +50,12 @@ export class VersionLifecycle {
     private readonly receivers: WebhookReceivers,
   ) {}
 
-  /** Local validation (schema, contracts, documentation) now, or a queued full run of all six. */
-  async validate(principal: PlatformPrincipal, packageId: string, versionId: string, full: boolean) {
+  /**
+   * Local validation (schema, contracts, documentation) now, or a queued full run of all six. A local
+   * validation of `draft` descriptors (checked and normalised by the caller) validates them in place
+   * of the stored ones, against the version's runtime; they are not stored.
+   */
+  async validate(principal: PlatformPrincipal, packageId: string, versionId: string, full: boolean, draft?: CapabilityDescriptor[]) {
     const pkg = await this.packages.owned(principal, packageId);
     const version = await this.packages.version(pkg.id, versionId);
     const target = { packageId: pkg.id, versionId: version.id, developerId: pkg.developer_id, appId: pkg.app_id };
@@ -74,10 +79,15 @@ export class VersionLifecycle {
       await this.jobs.relayNow([run.id]);
       return { accepted: true as const, run: toRunDto(run) };
     }
+    // A draft is validated as the version would call it: the runtimes it names are not checked here, nor used.
+    for (const capability of draft ?? []) {
+      delete capability.runtimeUrl;
+      if (capability.type !== 'webhook' && version.runtime_url !== null) capability.runtimeUrl = version.runtime_url;
+    }
     const report = await this.runner.run({
       runtimeUrl: version.runtime_url,
       riskTier: pkg.risk_tier,
-      capabilities: version.capabilities,
+      capabilities: draft ?? version.capabilities,
       full: false,
     });
     const run = await this.runs.recordCompleted(target, report);
@@ -225,6 +235,7 @@ export class VersionLifecycle {
       riskTier: pkg.risk_tier,
       capabilities: version.capabilities,
       full: true,
+      appId: pkg.app_id,
       webhook: await this.receivers.forApp(pkg.app_id),
     });
     return this.runs.recordCompleted(

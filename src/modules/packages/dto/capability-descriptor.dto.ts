@@ -10,8 +10,9 @@ import {
 /**
  * The capability descriptor as OpenAPI shows it (docs/descriptor.md explains
  * every field with a complete package per mode). Documentation only: the
- * descriptor normaliser (descriptor-normalizer.ts) validates the input, so
- * these classes carry no class-validator rules. Input classes show what a
+ * descriptor contract (descriptors/package-descriptor.schema.json, checked by
+ * descriptor-contract.ts) validates the input, so these classes carry no
+ * class-validator rules. Input classes show what a
  * provider may send (only `type` and `schema` are required, full or short
  * form); stored classes show what the service answers (defaults filled in).
  */
@@ -67,7 +68,12 @@ export class SurfaceGuidanceInputDto {
   placement?: string[];
   @ApiPropertyOptional({ enum: COMPONENTS, isArray: true, description: 'Default: the components typical of the mode' })
   preferredComponents?: string[];
-  @ApiPropertyOptional({ enum: COMPONENTS, isArray: true, description: 'Other spelling of preferredComponents (used when that is absent)' })
+  @ApiPropertyOptional({
+    enum: COMPONENTS,
+    isArray: true,
+    deprecated: true,
+    description: 'The spec’s other spelling of preferredComponents, stored as preferredComponents; giving both is refused',
+  })
   components?: string[];
 }
 

@@ -1,10 +1,10 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsArray, IsIn, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsString, Length } from 'class-validator';
 import { RISK_TIERS, type RiskTier } from '../../descriptors/capability-descriptor';
 import { CAPABILITY_INPUT_ITEMS, CAPABILITY_INPUT_MODELS } from './capability-descriptor.dto';
 
-const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
-const VERSION = /^\d+\.\d+\.\d+$/;
+const SLUG = '^[a-z0-9]+(-[a-z0-9]+)*$';
+const VERSION = '^(0|[1-9]\\d{0,5})\\.(0|[1-9]\\d{0,5})\\.(0|[1-9]\\d{0,5})$';
 
 const capabilitiesInput = {
   type: 'array',
@@ -15,46 +15,51 @@ const capabilitiesInput = {
     'Capability descriptors, full or short form (docs/descriptor.md). Only `type` and `schema` are required; every other field has a documented default',
 } as const;
 
+/**
+ * The create and version bodies as OpenAPI shows them. Documentation only: the descriptor contract
+ * (src/modules/descriptors/package-descriptor.schema.json, served at GET /v1/providers/descriptor.schema.json)
+ * checks these bodies with every error at once, so they carry no class-validator rules and the
+ * controller reads the body as given. test/unit/descriptor-contract.spec.ts keeps the fields in step.
+ */
 @ApiExtraModels(...CAPABILITY_INPUT_MODELS)
 export class CreatePackageDto {
-  @ApiProperty() @IsString() @Matches(/^app_/, { message: 'appId must be an app id' }) appId: string;
-  @ApiProperty() @IsString() @Length(1, 100) name: string;
-  @ApiProperty({ example: 'acme-calendar' })
-  @IsString()
-  @Length(2, 64)
-  @Matches(SLUG, { message: 'slug must be lowercase words joined by hyphens' })
+  @ApiPropertyOptional({ description: 'The URL of the descriptor schema, for editors; ignored' }) $schema?: string;
+  @ApiProperty({ pattern: '^app_' }) appId: string;
+  @ApiProperty({ minLength: 1, maxLength: 100 }) name: string;
+  @ApiProperty({ example: 'acme-calendar', minLength: 2, maxLength: 64, pattern: SLUG })
   slug: string;
-  @ApiProperty() @IsString() @Length(1, 5000) description: string;
-  @ApiProperty({ enum: RISK_TIERS }) @IsIn(RISK_TIERS) riskTier: RiskTier;
+  @ApiProperty({ minLength: 1, maxLength: 5000 }) description: string;
+  @ApiProperty({ enum: RISK_TIERS }) riskTier: RiskTier;
   @ApiProperty(capabilitiesInput)
-  @IsArray()
   capabilities: unknown[];
   @ApiPropertyOptional({
+    maxLength: 2000,
     description:
       'Optional default for the capabilities’ `runtimeUrl` (the spec puts the runtime URL on the capability): HTTPS base URL of the provider runtime, public addresses only. Each version keeps its own; live traffic calls the published version’s',
   })
-  @IsOptional()
-  @IsString()
-  @MaxLength(2000)
   runtimeUrl?: string;
-  @ApiPropertyOptional({ default: '1.0.0' })
-  @IsOptional()
-  @Matches(VERSION, { message: 'version must be three dot-separated numbers' })
+  @ApiPropertyOptional({ default: '1.0.0', pattern: VERSION })
   version?: string;
 }
 
 @ApiExtraModels(...CAPABILITY_INPUT_MODELS)
 export class CreateVersionDto {
-  @ApiProperty() @Matches(VERSION, { message: 'version must be three dot-separated numbers' }) version: string;
-  @ApiProperty(capabilitiesInput) @IsArray() capabilities: unknown[];
+  @ApiPropertyOptional({ description: 'The URL of the descriptor schema, for editors; ignored' }) $schema?: string;
+  @ApiProperty({ pattern: VERSION }) version: string;
+  @ApiProperty(capabilitiesInput) capabilities: unknown[];
   @ApiPropertyOptional({
+    maxLength: 2000,
     description:
       'Default for the capabilities’ `runtimeUrl` in this version; without either, the newest version’s runtime. Conformance runs of this version call it; live traffic (executions, state polling, realtime streams) moves to it only when this version is published',
   })
-  @IsOptional()
-  @IsString()
-  @MaxLength(2000)
   runtimeUrl?: string;
+}
+
+/** Optional body of a local validation: descriptors to validate instead of the stored ones, not stored. */
+@ApiExtraModels(...CAPABILITY_INPUT_MODELS)
+export class ValidateDraftDto {
+  @ApiPropertyOptional({ description: 'The URL of the descriptor schema, for editors; ignored' }) $schema?: string;
+  @ApiProperty(capabilitiesInput) capabilities: unknown[];
 }
 
 export class RejectDto {
