@@ -12,6 +12,7 @@ import { CONFORMANCE_PROCESSORS } from './modules/conformance/conformance.worker
 import { GATEWAY_SUBSCRIBERS } from './modules/gateway/gateway.worker';
 import { MARKETPLACE_SUBSCRIBERS } from './modules/marketplace/marketplace.worker';
 import { PRIVACY_PROCESSORS } from './modules/privacy/privacy.worker';
+import { PROVIDERS_PROCESSORS } from './modules/providers/providers.worker';
 import {
   RUNTIME_BRIDGE_PROCESSORS,
   RUNTIME_BRIDGE_SUBSCRIBERS,
@@ -34,6 +35,7 @@ const PROCESSORS: Type[] = [
   ...AGENTS_PROCESSORS,
   ...RUNTIME_BRIDGE_PROCESSORS,
   ...WEBHOOK_PROCESSORS,
+  ...PROVIDERS_PROCESSORS,
 ];
 /** Domain event subscribers that only the worker runs. */
 const SUBSCRIBERS: Type[] = [...GATEWAY_SUBSCRIBERS, ...WEBHOOK_SUBSCRIBERS, ...RUNTIME_BRIDGE_SUBSCRIBERS, ...MARKETPLACE_SUBSCRIBERS];

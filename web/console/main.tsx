@@ -10,6 +10,7 @@ import { AccountPage } from './pages/account';
 import { AppDetailPage, AppsPage, NewAppPage } from './pages/apps';
 import { CheckEmail, LogIn, SignUp, VerifyEmail } from './pages/auth';
 import { OverviewPage } from './pages/overview';
+import { ForgotPassword, ResetPassword } from './pages/password-reset';
 import { NewPackagePage, NewVersionPage, PackageDetailPage, PackagesPage, VersionPage } from './pages/packages';
 import { DeliveryPage, WebhookPage } from './pages/webhooks';
 import { PRODUCT } from './product';
@@ -20,6 +21,8 @@ const PUBLIC_ROUTES: Route[] = [
   { path: '/signup', render: () => <SignUp /> },
   { path: '/check-email', render: () => <CheckEmail /> },
   { path: '/verify-email', render: () => <VerifyEmail /> },
+  { path: '/forgot-password', render: () => <ForgotPassword /> },
+  { path: '/reset-password', render: () => <ResetPassword /> },
 ];
 
 // First match wins: `/versions/new` comes before `/versions/:versionId`.

@@ -9,6 +9,7 @@ export const PROBLEM_TYPES = {
   bad_request: { status: 400, title: 'Bad Request' },
   conformance_failed: { status: 400, title: 'Conformance Failed' },
   dimension_below_threshold: { status: 400, title: 'Dimension Below Threshold' },
+  invalid_reset_token: { status: 400, title: 'Invalid Reset Token' },
   invalid_token: { status: 401, title: 'Invalid Token' },
   invalid_signature: { status: 401, title: 'Invalid Signature' },
   token_expired: { status: 401, title: 'Token Expired' },

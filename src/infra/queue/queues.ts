@@ -10,6 +10,7 @@ export const QUEUES = {
   conformance: 'conformance',
   runtimeBridge: 'runtime-bridge',
   webhookDelivery: 'webhook-delivery',
+  passwordResets: 'password-resets',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

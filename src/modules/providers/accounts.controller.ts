@@ -12,10 +12,15 @@ import {
   CreateAccountDto,
   DeveloperLoginDto,
   DeveloperTokenDto,
+  PasswordResetConfirmDto,
+  PasswordResetDoneDto,
+  PasswordResetRequestDto,
+  PasswordResetRequestedDto,
   VerifyEmailDto,
 } from './dto/account.dto';
 import { MfaEnrolmentDto, VerificationSentDto } from './dto/provider-responses.dto';
 import { PlatformProblems } from '../../common/openapi/error-responses';
+import { PasswordResets } from './password-resets.service';
 
 /** Console routes act for the signed-in developer, before the email is verified too. */
 const CONSOLE = { principals: ['developer' as const], verifiedEmail: false };
@@ -30,6 +35,7 @@ export class AccountsController {
   constructor(
     private readonly accounts: DeveloperAccounts,
     private readonly auth: DeveloperAuth,
+    private readonly resets: PasswordResets,
   ) {}
 
   @Post('account')
@@ -93,6 +99,37 @@ export class AccountsController {
   @PlatformProblems(409)
   confirmMfa(@Principal() principal: PlatformPrincipal, @Body() body: ConfirmMfaDto): Promise<AccountDto> {
     return this.accounts.confirmMfa(developerId(principal), body.code);
+  }
+
+  @Post('account/password/reset')
+  @HttpCode(202)
+  @UseGuards(AddressRateLimitGuard)
+  @ApiOperation({
+    summary: 'Forgotten password: email a reset link (valid 1 hour, single use)',
+    description:
+      'Answers 202 with the same body, after the same work (one queued job), whether or not the address has an account; the worker mails a link to an active account only, so neither the answer nor its timing tells who is registered. ' +
+      'Requests are counted per email address (5 an hour, known or not) and per client address (20 an hour) before anything is looked up; past either, 429 `rate_limit_exceeded` with `Retry-After`. ' +
+      'The link opens `/console/reset-password?token=…`; a newer request invalidates the earlier unused links.',
+  })
+  @ApiAcceptedResponse({ type: PasswordResetRequestedDto })
+  requestPasswordReset(@Body() body: PasswordResetRequestDto, @Ip() ip: string): Promise<PasswordResetRequestedDto> {
+    return this.resets.request(body, ip);
+  }
+
+  @Post('account/password/reset/confirm')
+  @HttpCode(200)
+  @UseGuards(AddressRateLimitGuard)
+  @ApiOperation({
+    summary: 'Set a new password with the token from a reset link',
+    description:
+      'An unknown, used, replaced or expired token answers 400 `invalid_reset_token`. The password follows the sign-up rules (400 `invalid_format`, the token stays usable). ' +
+      'On success the link is used up and, in the same transaction, every console session of the account ends (its console tokens are refused at once, on every instance); ' +
+      "the apps' client secrets and app tokens are left as they are. The email address counts as verified. A suspended account answers 403 `account_suspended` and nothing changes.",
+  })
+  @ApiOkResponse({ type: PasswordResetDoneDto })
+  @PlatformProblems(400, 403)
+  confirmPasswordReset(@Body() body: PasswordResetConfirmDto): Promise<PasswordResetDoneDto> {
+    return this.resets.confirm(body);
   }
 
   @Post('auth/login')

@@ -33,6 +33,17 @@ export function toAccountDto(row: DeveloperRow): AccountDto {
   };
 }
 
+/**
+ * What a new password must meet beyond its length (12 to 256 characters, checked
+ * by the DTOs): at sign-up and at a password reset alike.
+ */
+export function checkPasswordRules(password: string, email: string): void {
+  const lower = password.toLowerCase();
+  if (lower.includes(email.toLowerCase()) || lower === email.split('@')[0].toLowerCase()) {
+    throw new ProblemError('invalid_format', 'password must not contain the email address', { field: 'password' });
+  }
+}
+
 /** Onboarding steps one and two: the developer account and its email verification; MFA enrolment. */
 @Injectable()
 export class DeveloperAccounts {
@@ -54,9 +65,7 @@ export class DeveloperAccounts {
    */
   async create(input: CreateAccountDto): Promise<AccountRequestedDto> {
     const email = input.email.trim();
-    if (input.password.toLowerCase().includes(email.toLowerCase()) || input.password.toLowerCase() === email.split('@')[0].toLowerCase()) {
-      throw new ProblemError('invalid_format', 'password must not contain the email address', { field: 'password' });
-    }
+    checkPasswordRules(input.password, email);
     const passwordHash = await hashPassword(input.password);
     await this.dataSource.transaction(async (manager) => {
       const created = await this.developers.insertUnlessEmailTaken(manager, {
@@ -165,6 +174,7 @@ export class DeveloperAccounts {
       throw rejection;
     }
     const login = `${this.config.publicBaseUrl}/console/login`;
+    const reset = `${this.config.publicBaseUrl}/console/forgot-password`;
     await this.mail.enqueue(manager, {
       to: owner.email,
       subject: 'Sign-up attempt with your email address',
@@ -173,8 +183,11 @@ export class DeveloperAccounts {
         '',
         'Someone, perhaps you, just tried to create a developer account with this email address, which already has one. Nothing was changed.',
         '',
-        'If it was you, log in instead (if you no longer know the password, reset it):',
+        'If it was you, log in instead:',
         login,
+        '',
+        'If you no longer know the password, reset it here (the API route is POST /v1/providers/account/password/reset):',
+        reset,
         ...(owner.email_verified_at
           ? []
           : ['', 'The address is not verified yet: once logged in, send yourself a new verification link from your account page.']),

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { SqlRepository } from '../../infra/database/sql-repository';
+import { SqlRepository, Tx } from '../../infra/database/sql-repository';
 import type { PlatformStanding } from './auth/platform-access';
 
 /** The `developer_sessions` table: developer console logins. */
@@ -21,6 +21,20 @@ export class DeveloperSessionsRepository extends SqlRepository {
 
   async revoke(sessionId: string): Promise<void> {
     await this.changed(`UPDATE developer_sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [sessionId]);
+  }
+
+  /**
+   * Ends every live console session of the developer (a password reset). Console
+   * tokens are checked against their session on every call, so they are refused
+   * at once on every instance when `tx` commits. Returns how many ended.
+   */
+  async revokeAllForDeveloper(tx: Tx, developerId: string): Promise<number> {
+    const { count } = await this.changed(
+      `UPDATE developer_sessions SET revoked_at = now() WHERE developer_id = $1 AND revoked_at IS NULL`,
+      [developerId],
+      tx,
+    );
+    return count;
   }
 
   /** What a console token stands on: its developer, while the session is live. Null: nothing any more. */

@@ -103,6 +103,15 @@ export class DevelopersRepository extends SqlRepository {
     );
   }
 
+  /** The account with this address (case-insensitive), locked until the end of `tx`. */
+  findByEmailForUpdate(tx: Tx, email: string): Promise<DeveloperRow | null> {
+    return this.first<DeveloperRow>(`SELECT ${ACCOUNT_COLUMNS} FROM developers WHERE lower(email) = lower($1) FOR UPDATE`, [email], tx);
+  }
+
+  async setPasswordHash(tx: Tx, developerId: string, passwordHash: string): Promise<void> {
+    await this.changed(`UPDATE developers SET password_hash = $2, updated_at = now() WHERE id = $1`, [developerId, passwordHash], tx);
+  }
+
   /** `emailKey` is the lower-cased address. */
   findCredentials(emailKey: string): Promise<DeveloperCredentialsRow | null> {
     return this.first<DeveloperCredentialsRow>(

@@ -17,6 +17,8 @@ import { OAuthController } from './oauth.controller';
 import { OAuthTokens } from './oauth-tokens.service';
 import { DeveloperSuspensions } from './developer-suspensions.service';
 import { OperatorProvidersController } from './operator-providers.controller';
+import { PasswordResetsRepository } from './password-resets.repository';
+import { PasswordResets } from './password-resets.service';
 
 /** Provider platform: developer accounts, console login, apps, OAuth tokens and the platform's authentication. */
 @Module({
@@ -29,9 +31,11 @@ import { OperatorProvidersController } from './operator-providers.controller';
     EmailVerificationsRepository,
     OAuthAuthorizationCodesRepository,
     OAuthRefreshTokensRepository,
+    PasswordResetsRepository,
     DeveloperAccounts,
     DeveloperAuth,
     DeveloperSuspensions,
+    PasswordResets,
     AppsService,
     OAuthTokens,
     PlatformTokens,
@@ -48,6 +52,7 @@ import { OperatorProvidersController } from './operator-providers.controller';
     OAuthRefreshTokensRepository,
     AppsService,
     OAuthTokens,
+    PasswordResets,
     PlatformTokens,
     PlatformAuthGuard,
     PlatformRateLimitGuard,

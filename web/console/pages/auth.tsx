@@ -34,6 +34,7 @@ export function LogIn() {
     <main id="main" class="narrow" tabIndex={-1}>
       <PageTitle product={PRODUCT}>Log in</PageTitle>
       {query.get('verified') === '1' && <Notice kind="success">Your email address is verified. Log in to continue.</Notice>}
+      {query.get('reset') === '1' && <Notice kind="success">Your password is changed. Log in with the new password.</Notice>}
       <form
         class="card"
         onSubmit={(event) => {
@@ -62,6 +63,9 @@ export function LogIn() {
           Log in
         </Button>
       </form>
+      <p>
+        <Link href="/forgot-password">Forgot password?</Link>
+      </p>
       <p>
         New here? <Link href="/signup">Create a developer account</Link>
       </p>

@@ -16,6 +16,7 @@ import { OptionalRuntimeUrl1764001800000 } from './1764001800000-OptionalRuntime
 import { AppTiersAndDeveloperSuspension1764001900000 } from './1764001900000-AppTiersAndDeveloperSuspension';
 import { InstallUpgradesAndReauthorization1764001700000 } from './1764001700000-InstallUpgradesAndReauthorization';
 import { ConfirmationStarter1764001710000 } from './1764001710000-ConfirmationStarter';
+import { PasswordResets1764002130000 } from './1764002130000-PasswordResets';
 
 /**
  * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
@@ -40,4 +41,5 @@ export const MIGRATIONS = [
   OptionalRuntimeUrl1764001800000,
   AppTiersAndDeveloperSuspension1764001900000,
   WebhookDrainIndex1764002000000,
+  PasswordResets1764002130000,
 ];

@@ -49,3 +49,29 @@ export class DeveloperTokenDto {
   @ApiProperty() token_type: 'Bearer';
   @ApiProperty() expires_at: string;
 }
+
+export class PasswordResetRequestDto {
+  @ApiProperty({ description: 'The address of the developer account' }) @IsEmail() @MaxLength(254) email: string;
+}
+
+/**
+ * The answer to a reset request, the same whether or not the address has an
+ * account; only the mailbox's owner learns which (a link arrives or nothing does).
+ */
+export class PasswordResetRequestedDto {
+  @ApiProperty({ description: 'The address, as given' }) email: string;
+  @ApiProperty({ description: 'What to do next, for people' }) message: string;
+}
+
+export class PasswordResetConfirmDto {
+  @ApiProperty({ description: 'Token from the reset link (single use, 1 hour)' }) @IsString() @IsNotEmpty() @MaxLength(200) token: string;
+  @ApiProperty({ minLength: 12, description: 'The new password: the same rules as at sign-up' })
+  @IsString()
+  @Length(12, 256, { message: 'password must be at least 12 characters' })
+  password: string;
+}
+
+export class PasswordResetDoneDto {
+  @ApiProperty({ description: 'The account address, to log in with' }) email: string;
+  @ApiProperty({ description: 'What happened and what to do next, for people' }) message: string;
+}
