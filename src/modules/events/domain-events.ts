@@ -13,9 +13,31 @@ export type { DomainEvent, DomainEventInput } from './domain-event';
  * PostgreSQL on commit and dropped on rollback, which is exactly the wake-up
  * the dispatcher needs.
  */
+/** Wake-ups for held events this process sends at most once per this many milliseconds. */
+const HELD_WAKE_EVERY_MS = 250;
+
 @Injectable()
 export class DomainEvents {
+  private lastHeldWake = 0;
+
   constructor(private readonly events: EventsRepository) {}
+
+  /**
+   * After committing events held back `delayMs` without a wake-up in their
+   * statement (`EventsRepository.heldInsertSql`), tells the dispatchers, at
+   * most once per HELD_WAKE_EVERY_MS per process: a NOTIFY per message costs
+   * every listening backend and process a wake-up. Skipping is safe while the
+   * hold is longer than the window: the dispatcher woken by the last notice
+   * drains when that event falls due, after this one committed, and then
+   * chains to the next due event (`nextDueInMs`), this one included. A lost
+   * notice is covered by the sweep (`EVENT_SWEEP_INTERVAL_MS`).
+   */
+  async wakeAfterHold(delayMs: number): Promise<void> {
+    const now = Date.now();
+    if (delayMs >= 2 * HELD_WAKE_EVERY_MS && now - this.lastHeldWake < HELD_WAKE_EVERY_MS) return;
+    this.lastHeldWake = now;
+    await this.events.notifyHeld(Math.max(0, Math.round(delayMs)));
+  }
 
   async record(manager: EntityManager, event: DomainEventInput): Promise<DomainEvent> {
     if (!manager.queryRunner?.isTransactionActive) {

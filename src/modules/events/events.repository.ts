@@ -99,21 +99,21 @@ export class EventsRepository extends SqlRepository {
   /**
    * The insert of one event per row of `source` (a CTE of the caller's single
    * statement), its payload an SQL expression over that row, held back
-   * `delayMs` (an SQL number expression); `notify` is the wake-up to select
-   * from the same rows. For a hot path that writes its change and its event
-   * in one prepared statement (the message send).
+   * `delayMs` (an SQL number expression). No wake-up rides with it: the
+   * caller wakes the dispatchers after the commit (`DomainEvents.wakeAfterHold`).
+   * For a hot path that writes its change and its event in one prepared
+   * statement (the message send).
    */
-  static heldInsertSql(args: { name: string; source: string; id: string; type: string; payload: string; delayMs: string }): {
-    cte: string;
-    notify: string;
-  } {
-    return {
-      cte: `${args.name} AS (
+  static heldInsertSql(args: { name: string; source: string; id: string; type: string; payload: string; delayMs: string }): string {
+    return `${args.name} AS (
          INSERT INTO events (id, type, payload, available_at)
          SELECT ${args.id}, ${args.type}, ${args.payload}, now() + make_interval(secs => ${args.delayMs}::double precision / 1000)
-           FROM ${args.source})`,
-      notify: `pg_notify('${EVENTS_CHANNEL}', (${args.delayMs})::text)`,
-    };
+           FROM ${args.source})`;
+  }
+
+  /** Tells the dispatchers that events held back `delayMs` have committed (the payload is the hold, as with `insert`). */
+  async notifyHeld(delayMs: number): Promise<void> {
+    await this.execute(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, String(delayMs)]);
   }
 
   /** Locks up to `size` due, undispatched events, oldest first, skipping those another drain holds. */

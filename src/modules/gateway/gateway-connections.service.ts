@@ -167,8 +167,9 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
   async admitFrame(connection: GatewayConnection): Promise<boolean> {
     await connection.settled();
     if (!connection.open) return false;
-    const current = await this.sessions.check(connection.user.id, connection.user.sessionId);
-    await this.judge([connection], current?.user ?? null);
+    // As over HTTP: the session cache answers while its check stands; a change to the user's sessions (any
+    // instance) drops it at once (user_auth_changed) and makes the next frame ask the database.
+    await this.judge([connection], await this.checkedSessions.resolve(connection.user.id, connection.user.sessionId));
     return connection.open;
   }
 

@@ -23,8 +23,9 @@ interface PendingDelivery {
 
 @Injectable()
 export class MessageReceipts {
-  /** Deliveries asked for in this turn of the event loop, marked together by one statement. */
+  /** Deliveries waiting for the next statement (this turn of the event loop, or while one runs). */
   private pending: PendingDelivery[] = [];
+  private flushing = false;
 
   constructor(private readonly messages: MessagesRepository) {}
 
@@ -36,14 +37,28 @@ export class MessageReceipts {
    */
   markDelivered(recipientUserId: string, messageId: string): Promise<Receipt | null> {
     return new Promise((settle, fail) => {
-      if (this.pending.length === 0) setImmediate(() => void this.flush());
+      if (this.pending.length === 0 && !this.flushing) setImmediate(() => void this.flush());
       this.pending.push({ recipientUserId, messageId, settle, fail });
     });
   }
 
+  /**
+   * One statement at a time: what arrives while it runs waits for the next,
+   * so under load the batches grow (as a group commit does) and idle, a
+   * delivery waits for nothing but its own turn of the event loop.
+   */
   private async flush(): Promise<void> {
+    this.flushing = true;
     const batch = this.pending.splice(0, MAX_DELIVERIES_PER_STATEMENT);
-    if (this.pending.length > 0) setImmediate(() => void this.flush());
+    try {
+      await this.mark(batch);
+    } finally {
+      this.flushing = false;
+      if (this.pending.length > 0) setImmediate(() => void this.flush());
+    }
+  }
+
+  private async mark(batch: PendingDelivery[]): Promise<void> {
     try {
       const receipts = new Map<string, Receipt>();
       for (const { recipient_user_id: userId, ...receipt } of await this.messages.markDeliveredMany(batch)) {

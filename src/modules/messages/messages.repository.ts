@@ -76,7 +76,7 @@ const MESSAGE_CREATED_EVENT = EventsRepository.heldInsertSql({
  * A message to one of the sender's contacts as ONE statement: the recipient
  * check, the `Idempotency-Key` (taken with its response), the message and its
  * recipient row, the contact's interaction weight and the held
- * `message.created` event with its wake-up. No row comes back when the
+ * `message.created` event (its wake-up follows the commit, throttled: DomainEvents.wakeAfterHold). No row comes back when the
  * contact is not the sender's or the key is already taken; nothing is then
  * written, and the caller takes the general path, which answers those cases.
  */
@@ -96,8 +96,8 @@ const SEND_TO_CONTACT_SQL = `WITH recipient AS (
     UPDATE contacts c SET ${recordInteractionSetSql('c', 'now()')} FROM go WHERE c.id = go.id AND c.user_id = $2::text
   ), told AS (
     SELECT go.*, ${contactForUserSql('go.linked_user_id', '$2::text')} AS sender_contact_id FROM go
-  ), ${MESSAGE_CREATED_EVENT.cte}
-  SELECT told.created_at, told.linked_user_id, told.sender_contact_id, ${MESSAGE_CREATED_EVENT.notify} AS woken FROM told`;
+  ), ${MESSAGE_CREATED_EVENT}
+  SELECT told.created_at, told.linked_user_id, told.sender_contact_id FROM told`;
 
 /** Which halves of a thread to read: what the user sent, and what one other user sent to them. */
 export interface ThreadScope {

@@ -85,6 +85,9 @@ export class MessagesService {
     if (isId(request.recipient_id, 'con')) {
       const sent = await this.sendToContact(userId, request, idempotencyKey);
       if (sent) {
+        this.events.wakeAfterHold(DURABLE_COPY_DELAY_MS).catch((error: unknown) => {
+          this.logger.warn({ err: error }, 'durable-copy wake-up failed; the outbox sweep finds the event');
+        });
         this.publishNow(sent, options);
         const body: MessageSentDto = {
           id: sent.message_id,
