@@ -2,6 +2,7 @@ import { AgentsModule } from './modules/agents/agents.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { ConformanceModule } from './modules/conformance/conformance.module';
 import { ContactsModule } from './modules/contacts/contacts.module';
+import { DeveloperDocsModule } from './modules/developer-docs/developer-docs.module';
 import { GatewayModule } from './modules/gateway/gateway.module';
 import { HealthModule } from './modules/health/health.module';
 import { MarketplaceModule } from './modules/marketplace/marketplace.module';
@@ -52,4 +53,4 @@ export const SHARED_AREAS = [
  * delivering side. The gateway's publishing side (its `gateway.worker.ts` subscribers) runs in the worker
  * without GatewayModule: it needs only the Redis bus and ContactsService, both loaded there already.
  */
-export const API_ONLY_AREAS = [SurfacesModule, GatewayModule];
+export const API_ONLY_AREAS = [SurfacesModule, GatewayModule, DeveloperDocsModule];

@@ -195,7 +195,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port: v.PORT,
     host: v.HOST,
     publicBaseUrl: v.PUBLIC_BASE_URL,
-    docsUrl: v.DOCS_URL,
+    docsUrl: e.DOCS_URL ?? v.PUBLIC_BASE_URL,
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
     redisClusterNodes: v.REDIS_CLUSTER_NODES,

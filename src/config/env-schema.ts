@@ -132,7 +132,8 @@ export const ENV_SCHEMA = {
     return raw;
   })({ default: '0.0.0.0', desc: 'address the api (and the worker health port) listen on' }),
   PUBLIC_BASE_URL: url('http://localhost:3000', ['http:', 'https:'], '{base_url} in returned URLs'),
-  DOCS_URL: url('https://docs.example.com', ['http:', 'https:'], '{docs_url} in problem type URIs'),
+  // Unset: PUBLIC_BASE_URL, as the service serves its developer docs (`/developers/…`, modules/developer-docs).
+  DOCS_URL: optionalUrl(['http:', 'https:'], '{docs_url} in problem type URIs (default: PUBLIC_BASE_URL)'),
   DATABASE_URL: makeExactValidator<string>((raw) => {
     const value = parseUrl(raw, ['postgres:', 'postgresql:']);
     const name = new URL(value).pathname.replace(/^\//, '');

@@ -8,7 +8,7 @@ describe('loadConfig', () => {
       port: 3000,
       host: '0.0.0.0',
       publicBaseUrl: 'http://localhost:3000',
-      docsUrl: 'https://docs.example.com',
+      docsUrl: 'http://localhost:3000',
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/service',
       redisUrl: 'redis://127.0.0.1:6379',
       allowPrivateTargets: false,

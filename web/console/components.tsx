@@ -180,3 +180,15 @@ export function ListPage<T extends { id: string }>(props: {
     </>
   );
 }
+
+/** Where the developer docs are served (modules/developer-docs): outside the console, so a plain link, not the router's. */
+export const DOCS_HREF = '/developers';
+
+/** The console's link to the developer docs, for the shared layout's nav (main.tsx passes it with the account controls). */
+export function DocsLink() {
+  return (
+    <a class="docs-link" href={DOCS_HREF}>
+      Docs
+    </a>
+  );
+}

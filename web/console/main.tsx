@@ -15,6 +15,7 @@ import { NewPackagePage, NewVersionPage, PackageDetailPage, PackagesPage, Versio
 import { DeliveryPage, WebhookPage } from './pages/webhooks';
 import { PRODUCT } from './product';
 import { session } from './session';
+import { DocsLink } from './components';
 
 /** Pages anyone may open: they work without a developer session. */
 const PUBLIC_ROUTES: Route[] = [
@@ -93,6 +94,7 @@ function Console() {
       nav={NAV}
       account={
         <>
+          <DocsLink />
           <span>{current.email}</span>
           <Button onClick={() => void logOut()}>Log out</Button>
         </>
