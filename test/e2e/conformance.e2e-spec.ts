@@ -12,7 +12,11 @@ import { assertTestCaTrusted } from '../support/test-ca';
 import { waitFor } from '../support/wait-for';
 
 const ID = (prefix: string) => new RegExp(`^${prefix}_[0-9A-Za-z]{22}$`);
-const TOKEN = /^Bearer (conformance_[A-Za-z0-9_-]{32})$/;
+/** A runtime token (docs/runtime-auth.md): a compact JWS. */
+const TOKEN = /^Bearer (eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/;
+const TEST_ID = (prefix: string) => new RegExp(`^${prefix}_test[0-9A-Za-z]{18}$`);
+/** The app whose runtime this file's runner calls directly: the audience of its tokens. */
+const APP_ID = 'app_conformanceE2eApp00000';
 
 function check(report: ConformanceReport, id: string) {
   const found = DIMENSIONS.flatMap((k) => report.dimensions[k].checks).find((c) => c.id === id);
@@ -44,6 +48,7 @@ describe('conformance suite against a real HTTPS provider runtime', () => {
       riskTier: 'action_capable',
       capabilities,
       full: true,
+      appId: APP_ID,
       ...overrides,
     });
   });
@@ -77,7 +82,8 @@ describe('conformance suite against a real HTTPS provider runtime', () => {
     expect(call.headers).toMatchObject({
       authorization: expect.stringMatching(TOKEN),
       'x-service-request-id': expect.stringMatching(ID('req')),
-      'x-service-user-id': expect.stringMatching(ID('usr')),
+      'x-service-user-id': expect.stringMatching(TEST_ID('usr')),
+      'x-service-livemode': 'false',
       'content-type': 'application/json',
       accept: 'application/json',
     });
@@ -88,10 +94,20 @@ describe('conformance suite against a real HTTPS provider runtime', () => {
       params: { account: 'checking' },
       context: {
         userId: call.headers['x-service-user-id'],
-        installId: expect.stringMatching(ID('inst')),
+        installId: expect.stringMatching(TEST_ID('inst')),
         locale: 'en-US',
         timezone: 'UTC',
       },
+    });
+    // Test traffic for the synthetic install and user, with the same kind of token as live calls.
+    expect(call.claims).toMatchObject({
+      aud: APP_ID,
+      sub: call.headers['x-service-user-id'],
+      uid: call.headers['x-service-user-id'],
+      iid: (call.body as { context: { installId: string } }).context.installId,
+      rid: call.headers['x-service-request-id'],
+      livemode: false,
+      scope: '',
     });
   });
 
@@ -156,21 +172,22 @@ describe('conformance suite against a real HTTPS provider runtime', () => {
     expect(runtime.requestsTo('/capabilities/meeting_updates')).toEqual([]);
   });
 
-  it('uses one fresh bearer token per run and a new request id per call', async () => {
+  it('sends a fresh token and a new request id with every call, for one synthetic install per run', async () => {
     await runner.run(input());
-    const tokens = new Set(
-      runtime
-        .requestsTo('/capabilities/')
-        .map((r) => r.headers.authorization)
-        .filter(Boolean),
-    );
-    const ids = runtime.requestsTo('/capabilities/').map((r) => r.headers['x-service-request-id']);
-    expect(tokens.size).toBe(1);
+    const calls = runtime.requestsTo('/capabilities/');
+    const tokens = new Set(calls.map((r) => r.headers.authorization).filter(Boolean));
+    const ids = calls.map((r) => r.headers['x-service-request-id']);
+    expect(tokens.size).toBe(calls.filter((r) => r.headers.authorization).length);
     expect(new Set(ids).size).toBe(ids.length);
+    const verified = calls.filter((r) => r.claims);
+    expect(new Set(verified.map((r) => r.claims!.iid)).size).toBe(1);
+    expect(new Set(verified.map((r) => r.claims!.jti)).size).toBe(verified.length);
+    for (const call of calls) expect(call.headers['x-service-livemode']).toBe('false');
     runtime.clearRequests();
     await runner.run(input());
     const [next] = runtime.requestsTo('/capabilities/balance/execute');
     expect(tokens.has(next.headers.authorization as string)).toBe(false);
+    expect(next.claims!.iid).not.toBe(verified[0].claims!.iid);
   });
 
   it('lowers performance, and only performance, for a slow runtime', async () => {
@@ -192,9 +209,9 @@ describe('conformance suite against a real HTTPS provider runtime', () => {
     expect(report.passed).toBe(false);
     expect(submissionFault(report)).toBe('dimension_below_threshold');
     const { detail } = check(report, 'security.no_credentials');
-    expect(detail).toContain('balance execute: response contains the bearer token the service sent, an AWS access key id');
+    expect(detail).toContain('balance execute: response contains a bearer token the service sent, an AWS access key id');
     expect(detail).not.toContain(LEAKED_AWS_KEY_ID);
-    expect(detail).not.toContain('conformance_');
+    expect(detail).not.toContain('eyJ');
   });
 
   it('fails contracts (and the latency of unusable answers) for a runtime with the wrong success envelopes', async () => {
@@ -226,13 +243,31 @@ describe('conformance suite against a real HTTPS provider runtime', () => {
     expect(report.dimensions.error_handling.score).toBe(8);
   });
 
-  it('lowers security for a runtime that does not check bearer tokens', async () => {
+  it('blocks a runtime that does not check bearer tokens: security below 5 whatever else it earned', async () => {
     await runtime.behave('no_auth_check');
     const report = await runner.run(input());
-    expect(failing(report)).toEqual(['security.auth_required']);
+    expect(failing(report)).toEqual(['security.token_verification']);
     const unauthenticated = runtime.requestsTo('/capabilities/').filter((r) => r.headers.authorization === undefined);
     expect(unauthenticated).toHaveLength(1);
-    expect(check(report, 'security.auth_required').detail).toContain('(no Authorization): answered 200');
+    const { detail } = check(report, 'security.token_verification');
+    for (const probe of ['no Authorization', 'an expired token', 'a token signed by another key', 'a token for another app']) {
+      expect(detail).toContain(`balance execute (${probe}): answered 200`);
+    }
+    expect(report.dimensions.security.score).toBe(4);
+    expect(report.score).toBeGreaterThanOrEqual(80);
+    expect(submissionFault(report)).toBe('dimension_below_threshold');
+  });
+
+  it('blocks a runtime that asks for a bearer token but accepts any: the expired, forged and other-app tokens get through', async () => {
+    await runtime.behave('accepts_any_token');
+    const report = await runner.run(input());
+    expect(failing(report)).toEqual(['security.token_verification']);
+    const found = check(report, 'security.token_verification');
+    expect(found).toMatchObject({ passed: false, points: 0 });
+    expect(found.detail).not.toContain('no Authorization');
+    expect(found.detail).toContain('balance execute (a token signed by another key): answered 200');
+    expect(report).toMatchObject({ passed: false });
+    expect(report.dimensions.security.score).toBeLessThan(5);
   });
 
   it('fails the size check, and the answers it cut off, for responses over 256 KB', async () => {
@@ -382,6 +417,8 @@ describe("conformance probes the app's webhook receiver (through the HTTP API)",
     });
     const deliveries = probes();
     expect(deliveries).toHaveLength(4);
+    // Test traffic, marked as such (docs/runtime-auth.md, "Test mode").
+    for (const delivery of deliveries) expect(delivery.headers['x-service-livemode']).toBe('false');
     const digest = createHmac('sha256', receiver.webhookSecret).update(deliveries[0].rawBody).digest('hex');
     const signatures = deliveries.map((d) => d.headers['x-service-signature']);
     expect(signatures).toEqual(expect.arrayContaining([undefined, digest, `sha256=${digest}`]));

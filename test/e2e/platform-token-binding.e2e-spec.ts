@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { decodeJwt } from 'jose';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { PlatformTokens } from '../../src/modules/providers/auth/platform-tokens';
 import { factories } from '../support/factories';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
@@ -28,6 +30,7 @@ describe('platform tokens act only within what stands behind them now', () => {
   let idp: TestIdentityProvider;
   let runtime: ProviderRuntime;
   let urlA: string;
+  let apiA: NestFastifyApplication;
   let urlB: string;
   let dataSource: DataSource;
   let developer: OnboardedDeveloper;
@@ -46,20 +49,28 @@ describe('platform tokens act only within what stands behind them now', () => {
       .send({ params: { account: 'checking' }, ...body });
 
   /**
-   * The install token the runtime receives when `user` first reads their balance
-   * (what a runtime, or a thief of its logs, holds). Later reads are served
-   * from the state cache, so the token is taken once per user.
+   * An install token of `user`: a delegated app token (`uid`, `iid`) as the
+   * authorization-code and refresh grants give one, minted here with the
+   * service's own `PlatformTokens`. (Runtimes no longer receive these: runtime
+   * calls carry runtime tokens, which the platform refuses; see runtime-auth.e2e-spec.ts.)
    */
   const installTokens = new Map<string, string>();
   async function installTokenOf(user: LoggedInUser): Promise<string> {
     const known = installTokens.get(user.id);
     if (known) return known;
-    runtime.requests.length = 0;
-    await execute(urlA, user.auth).expect(200);
-    const call = runtime.requests.find((r) => r.path === '/capabilities/balance/execute');
-    const header = call?.headers.authorization;
-    if (typeof header !== 'string') throw new Error('the runtime received no bearer token');
-    const token = header.replace(/^Bearer /, '');
+    const installs = await request(urlA).get('/v1/installs').set(user.auth).expect(200);
+    const list = (installs.body.installs ?? installs.body.data ?? installs.body) as Array<{
+      id: string;
+      package_id: string;
+      scopes: string[];
+    }>;
+    const install = list.find((i) => i.package_id === packageId);
+    if (!install) throw new Error(`${user.id} has no install of ${packageId}`);
+    const token = await apiA
+      .get(PlatformTokens)
+      .forApp({ id: app.id, developerId: developer.id }, install.scopes, new Date(Date.now() + 3600_000), {
+        delegation: { userId: user.id, installId: install.id },
+      });
     installTokens.set(user.id, token);
     return token;
   }
@@ -70,6 +81,7 @@ describe('platform tokens act only within what stands behind them now', () => {
     runtime = await ProviderRuntime.start({ capabilities });
     env = await TestEnvironment.create({ SMTP_URL: smtp.url, ...idp.env });
     const a = await env.startApi();
+    apiA = a.app;
     urlA = a.url;
     urlB = (await env.startApi()).url;
     await env.startWorker();
@@ -103,13 +115,18 @@ describe('platform tokens act only within what stands behind them now', () => {
     it("executes for its own install only: another user's installId or userId is refused with insufficient_scope", async () => {
       const aliceToken = await installTokenOf(alice);
       runtime.requests.length = 0;
+      const refused: string[] = [];
       for (const body of [{ installId: bobInstallId }, { userId: bob.id }]) {
         for (const url of [urlA, urlB]) {
           const res = await execute(url, bearer(aliceToken), body).expect(403);
           expect(res.body).toMatchObject({ title: expect.any(String), status: 403, type: expect.stringMatching(/#insufficient_scope$/) });
+          refused.push(res.headers['x-service-request-id']);
         }
       }
-      expect(runtime.requests.filter((r) => r.path.includes('/capabilities/'))).toHaveLength(0);
+      // None of the refused calls reached the runtime (the worker's state polls of the installs may, at any time).
+      expect(refused.every((id) => /^req_/.test(id))).toBe(true);
+      const reached = runtime.requests.filter((r) => r.path.includes('/capabilities/')).map((r) => r.headers['x-service-request-id']);
+      expect(reached.filter((id) => refused.includes(id as string))).toEqual([]);
       // Naming nothing, or its own install, it acts for Alice.
       await execute(urlB, bearer(aliceToken)).expect(200);
       await execute(urlA, bearer(aliceToken), { userId: alice.id }).expect(200);

@@ -7,6 +7,7 @@ import Redis from 'ioredis';
 import { createApiApp, createWorkerApp } from '../../src/bootstrap';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { createTestDatabase } from './database';
+import { trustService } from './service-keys';
 
 export const OPERATOR_TOKEN = 'operator-token-for-tests-only';
 const ROOT = join(__dirname, '../..');
@@ -30,6 +31,8 @@ export class TestEnvironment {
       REDIS_PREFIX: `svc_t_${randomBytes(4).toString('hex')}`,
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       OPERATOR_TOKEN,
+      // Tests pin problem type URIs to this host; developer-docs.e2e-spec.ts removes it to test the default.
+      DOCS_URL: 'https://docs.example.com',
       ALLOW_PRIVATE_TARGETS: 'true',
       PORT: '0',
       HOST: '127.0.0.1',
@@ -56,7 +59,11 @@ export class TestEnvironment {
     const app = await createApiApp(config, { imports: options.imports, skipMigrations: true });
     await app.listen({ port: 0, host: '127.0.0.1' });
     this.closers.push(() => app.close());
-    return { app, url: await app.getUrl().then((u) => u.replace('[::1]', '127.0.0.1')) };
+    const url = await app.getUrl().then((u) => u.replace('[::1]', '127.0.0.1'));
+    // The test provider runtime verifies runtime tokens against the keys of the services started here.
+    const forget = trustService(url);
+    this.closers.push(async () => forget());
+    return { app, url };
   }
 
   /** Starts the worker role in this process. */

@@ -2,9 +2,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, Server } from 'node:https';
 import { AddressInfo } from 'node:net';
+import { createRemoteJWKSet, errors as joseErrors, JWTPayload, jwtVerify, JWTVerifyGetKey } from 'jose';
 import { CapabilityDescriptor } from '../../src/modules/descriptors/capability-descriptor';
 import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
 import { validatorFor } from '../../src/modules/descriptors/schema-checker';
+import { anyServiceTrusted, trustedServiceKeys } from './service-keys';
 import { testCertificate, TlsMaterial } from './test-ca';
 
 export type RuntimeBehaviour =
@@ -14,6 +16,8 @@ export type RuntimeBehaviour =
   | 'wrong_envelope'
   | 'no_invalid_params'
   | 'no_auth_check'
+  /** Asks for a bearer token but never verifies it: any string passes (the provider in issue 24's finding). */
+  | 'accepts_any_token'
   /** State answers carry 300 KB of metadata, over the Free tier's 256 KB response limit. */
   | 'oversized'
   | 'down';
@@ -39,7 +43,31 @@ export interface RecordedRequest {
   rawBody: string;
   /** Parsed JSON body, or undefined when the body is empty or not JSON. */
   body: unknown;
+  /** The claims of the runtime token, once verified (absent when the call was refused or not verified). */
+  claims?: JWTPayload;
 }
+
+/** How a strict runtime verifies runtime tokens: exactly the steps of docs/runtime-auth.md, with the service's key set fetched over HTTP. */
+export interface StrictVerification {
+  /** `<service>/.well-known/jwks.json`. */
+  jwksUrl: string;
+  /** The service's issuer (its `PUBLIC_BASE_URL`). */
+  issuer: string;
+  /** This runtime's app id. */
+  audience: string;
+}
+
+/** Why a runtime token was refused: the 401 answer of docs/runtime-auth.md. */
+class Refused extends Error {
+  constructor(
+    readonly code: 'AUTH_EXPIRED' | 'AUTH_INVALID',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const RUNTIME_TOKEN_TYPE = 'runtime+jwt';
 
 export const RUNTIME_WEBHOOK_SECRET = 'whsec_provider-runtime-test-secret';
 /** An AWS example key id (from AWS's documentation): what `leaks_secrets` puts in responses. */
@@ -227,6 +255,14 @@ export class ProviderRuntime {
   streamSilent = false;
   /** While true, new realtime streams answer 200 text/event-stream and then send garbage: bytes, broken frames, bad JSON. */
   streamGarbage = false;
+  /**
+   * Set by `verifyStrictly`: tokens are verified against this issuer, audience
+   * and key set only. Unset, a conforming runtime verifies signatures against
+   * the services the test file started (`service-keys.ts`) and binds each
+   * install to the audience of the first token that named it.
+   */
+  private strict?: StrictVerification & { keys: JWTVerifyGetKey };
+  private readonly installAudience = new Map<string, string>();
 
   private constructor(
     readonly webhookSecret: string,
@@ -259,6 +295,11 @@ export class ProviderRuntime {
     this.behaviour = behaviour;
     if (behaviour === 'down' && !wasDown) await this.stopListening();
     if (behaviour !== 'down' && wasDown) await this.listen(this.port);
+  }
+
+  /** Verifies every token exactly as docs/runtime-auth.md says, with the service's JWKS fetched over HTTP (`undefined` turns it off). */
+  verifyStrictly(verification: StrictVerification | undefined): void {
+    this.strict = verification && { ...verification, keys: createRemoteJWKSet(new URL(verification.jwksUrl)) };
   }
 
   /** Queues answers for the next `execute` calls (any capability), used once each, in order. */
@@ -308,7 +349,8 @@ export class ProviderRuntime {
       body = undefined;
     }
     const path = req.url ?? '/';
-    this.requests.push({ method: req.method ?? '', path, headers: { ...req.headers }, rawBody, body });
+    const recorded: RecordedRequest = { method: req.method ?? '', path, headers: { ...req.headers }, rawBody, body };
+    this.requests.push(recorded);
 
     if (req.method === 'POST' && path === '/webhooks') return this.webhook(req, res, rawBody);
     const match = /^\/capabilities\/([^/]+)\/(execute|stream)$/.exec(path.split('?')[0]);
@@ -316,13 +358,58 @@ export class ProviderRuntime {
     const authorization = req.headers.authorization ?? '';
     const token = /^Bearer (\S+)$/.exec(authorization)?.[1];
     if (match && this.behaviour !== 'no_auth_check' && !token) {
+      if (this.strict) return this.answer(res, 401, errorBody('AUTH_INVALID', 'a bearer token is required', false));
       return this.answer(res, 401, errorBody('AUTH_EXPIRED', 'a bearer token is required', true));
+    }
+    if (match && token && this.behaviour !== 'no_auth_check' && this.behaviour !== 'accepts_any_token') {
+      try {
+        recorded.claims = await this.verify(token, req);
+      } catch (error) {
+        if (!(error instanceof Refused)) throw error;
+        return this.answer(res, 401, errorBody(error.code, error.message, error.code === 'AUTH_EXPIRED'));
+      }
     }
     if (match?.[2] === 'stream' && req.method === 'GET' && capability?.type === 'realtime') return this.stream(req, res, capability);
     if (match?.[2] === 'execute' && req.method === 'POST' && capability && ['state', 'action', 'history'].includes(capability.type)) {
       return this.execute(req, res, capability, body, token ?? '');
     }
     return this.answer(res, 404, errorBody('NOT_FOUND', `no capability at ${path}`, false));
+  }
+
+  /**
+   * docs/runtime-auth.md, "Verifying a runtime token": signature against the
+   * service's key set, `typ`, issuer, audience, expiry, the claims present, and
+   * `rid` and `livemode` equal to the request's headers. Expired: AUTH_EXPIRED;
+   * anything else: AUTH_INVALID.
+   */
+  private async verify(token: string, req: IncomingMessage): Promise<JWTPayload | undefined> {
+    if (!this.strict && !anyServiceTrusted()) return undefined;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.strict?.keys ?? trustedServiceKeys, {
+        algorithms: ['ES256'],
+        typ: RUNTIME_TOKEN_TYPE,
+        ...(this.strict ? { issuer: this.strict.issuer, audience: this.strict.audience } : {}),
+        requiredClaims: ['iss', 'aud', 'sub', 'exp', 'iat', 'jti', 'iid', 'rid'],
+        clockTolerance: 30,
+      }));
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw new Refused('AUTH_EXPIRED', 'the token has expired');
+      throw new Refused('AUTH_INVALID', `the token is not valid (${(error as Error).message})`);
+    }
+    if (payload.rid !== req.headers['x-service-request-id']) throw new Refused('AUTH_INVALID', 'rid is not the X-Service-Request-Id');
+    if (typeof payload.livemode !== 'boolean' || String(payload.livemode) !== req.headers['x-service-livemode']) {
+      throw new Refused('AUTH_INVALID', 'livemode does not match X-Service-Livemode');
+    }
+    if (!this.strict) {
+      // Without a configured audience: an install belongs to the app of the first token that named it.
+      const audience = String(payload.aud);
+      const iid = String(payload.iid);
+      const bound = this.installAudience.get(iid) ?? audience;
+      this.installAudience.set(iid, bound);
+      if (bound !== audience) throw new Refused('AUTH_INVALID', 'the token is for another app');
+    }
+    return payload;
   }
 
   private async execute(

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { generateKeyPair, KeyLike } from 'jose';
 import { createServer, Server, Socket } from 'node:net';
 import { join } from 'node:path';
 import {
@@ -13,6 +14,9 @@ import {
   submissionFault,
 } from '../../src/modules/conformance/conformance-report';
 import { OutboundHttp } from '../../src/common/http/outbound-http';
+import type { AppConfig } from '../../src/config/app-config';
+import { RuntimeTokens } from '../../src/modules/access/runtime-tokens';
+import type { SigningKeys } from '../../src/modules/access/signing-keys.service';
 import { ConformanceRunner } from '../../src/modules/conformance/conformance-runner';
 import { findCredentials } from '../../src/modules/conformance/credential-scan';
 import { envelopeProblems } from '../../src/modules/conformance/runtime-answers';
@@ -24,7 +28,13 @@ import { validatorFor } from '../../src/modules/descriptors/schema-checker';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
 
 const good = () => normaliseCapabilities(goodPackageCapabilities());
-const runner = new ConformanceRunner(new OutboundHttp({ allowPrivateTargets: true }));
+/** Runtime tokens signed with a key of this test's own (no runtime here gets far enough to verify them). */
+const unitKeys: { signing?: { kid: string; privateKey: KeyLike } } = {};
+const tokens = new RuntimeTokens({ publicBaseUrl: 'https://service.test' } as AppConfig, unitKeys as SigningKeys);
+const runner = new ConformanceRunner(new OutboundHttp({ allowPrivateTargets: true }), tokens);
+beforeAll(async () => {
+  unitKeys.signing = { kid: 'unit', privateKey: (await generateKeyPair('ES256')).privateKey };
+});
 const check = (report: ConformanceReport, id: string) => {
   const found = DIMENSIONS.flatMap((k) => report.dimensions[k].checks).find((c) => c.id === id);
   if (!found) throw new Error(`no check ${id}`);
@@ -58,6 +68,20 @@ describe('conformance scoring', () => {
     expect(dimension.checks[1]).toEqual({ id: 'b', passed: true, points: 0, max: 0, detail: 'not applicable: no webhook capability' });
     expect(dimension.checks[0]).toMatchObject({ max: 10, points: 0 });
     expect(dimension.score).toBe(0);
+  });
+
+  it("caps a dimension below the floor while a blocking check is not fully passed, keeping each check's points", () => {
+    const blocking = (id: string, weight: number, fraction: number): CheckOutcome => ({ ...outcome(id, weight, fraction), blocking: true });
+    const passing = scoreDimension(10, [outcome('tls', 2, 1), blocking('creds', 6, 1), blocking('tokens', 2, 1)]);
+    expect(passing.score).toBe(10);
+    const tokensLost = scoreDimension(10, [outcome('tls', 2, 1), blocking('creds', 6, 1), blocking('tokens', 2, 0.75)]);
+    expect(tokensLost.checks.map((c) => c.points)).toEqual([2, 6, 1]);
+    expect(tokensLost.score).toBe(4);
+    const credsLost = scoreDimension(10, [outcome('tls', 2, 1), blocking('creds', 6, 0), blocking('tokens', 2, 1)]);
+    expect(credsLost.score).toBe(4);
+    // A blocking check that does not apply blocks nothing; a non-blocking failure is ordinary partial credit.
+    const notApplying = scoreDimension(10, [outcome('tls', 2, 0.5), { ...notApplicable('tokens', 2, 'no endpoint'), blocking: true }]);
+    expect(notApplying.score).toBe(5);
   });
 
   it('passes at 80 with no dimension below 5, and fails a dimension below 5 even with an aggregate of 80 or more', () => {
@@ -228,7 +252,13 @@ describe('conformance against runtimes that cannot be used', () => {
   afterAll(() => runtime.close());
 
   it('fails TLS and every live check against a self-signed certificate, explaining why, without throwing', async () => {
-    const report = await runner.run({ runtimeUrl: runtime.url, riskTier: 'action_capable', capabilities: good(), full: true });
+    const report = await runner.run({
+      runtimeUrl: runtime.url,
+      riskTier: 'action_capable',
+      capabilities: good(),
+      full: true,
+      appId: 'app_unit',
+    });
     expect(report.passed).toBe(false);
     expect(check(report, 'security.tls')).toMatchObject({
       passed: false,
@@ -252,6 +282,7 @@ describe('conformance against runtimes that cannot be used', () => {
       riskTier: 'action_capable',
       capabilities: good(),
       full: true,
+      appId: 'app_unit',
     });
     expect(check(report, 'contracts.execute')).toMatchObject({
       passed: false,
@@ -293,10 +324,17 @@ describe('conformance against runtimes that cannot be used', () => {
       riskTier: 'action_capable',
       capabilities: good(),
       full: true,
+      appId: 'app_unit',
     });
     expect(check(plain, 'security.tls').detail).toBe('runtime_unavailable: not called, runtimeUrl must use https (got http)');
-    const strict = new ConformanceRunner(new OutboundHttp({ allowPrivateTargets: false }));
-    const loopback = await strict.run({ runtimeUrl: runtime.url, riskTier: 'action_capable', capabilities: good(), full: true });
+    const strict = new ConformanceRunner(new OutboundHttp({ allowPrivateTargets: false }), tokens);
+    const loopback = await strict.run({
+      runtimeUrl: runtime.url,
+      riskTier: 'action_capable',
+      capabilities: good(),
+      full: true,
+      appId: 'app_unit',
+    });
     expect(check(loopback, 'contracts.execute').detail).toContain(
       'not called, runtimeUrl must not point at a loopback, private or link-local address',
     );

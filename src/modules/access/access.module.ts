@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessTokens } from './access-tokens';
+import { RuntimeTokens } from './runtime-tokens';
 import { SessionEntity } from './entities/session.entity';
 import { SigningKeyEntity } from './entities/signing-key.entity';
 import { SessionCache } from './session-cache';
@@ -20,7 +21,17 @@ import { UserJwtStrategy } from './user-jwt.strategy';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([SessionEntity, SigningKeyEntity]), PassportModule],
-  providers: [SigningKeysRepository, SigningKeys, AccessTokens, SessionsRepository, Sessions, SessionCache, UserJwtStrategy, UserAuthGuard],
-  exports: [AccessTokens, Sessions, SessionCache, SigningKeys, UserAuthGuard, SessionsRepository, SigningKeysRepository],
+  providers: [
+    SigningKeysRepository,
+    SigningKeys,
+    AccessTokens,
+    RuntimeTokens,
+    SessionsRepository,
+    Sessions,
+    SessionCache,
+    UserJwtStrategy,
+    UserAuthGuard,
+  ],
+  exports: [AccessTokens, RuntimeTokens, Sessions, SessionCache, SigningKeys, UserAuthGuard, SessionsRepository, SigningKeysRepository],
 })
 export class AccessModule {}

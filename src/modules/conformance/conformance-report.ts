@@ -52,6 +52,12 @@ export interface CheckOutcome {
   fraction: number;
   detail: string;
   applicable?: boolean;
+  /**
+   * A check the dimension cannot pass without (a credential leak, a runtime that
+   * does not verify tokens): while it is not fully passed, the dimension scores
+   * at most `DIMENSION_FLOOR - 1`, whatever the other checks earned.
+   */
+  blocking?: boolean;
 }
 
 export function notApplicable(id: string, weight: number, why: string): CheckOutcome {
@@ -83,6 +89,7 @@ export function checkOver(
  * Shares a dimension's maximum among its applicable checks by weight (largest
  * remainder, so the integer maxima add up exactly) and gives each check
  * `floor(fraction × max)` points: full points only for a check that fully passed.
+ * A failed blocking check caps the dimension below the floor.
  */
 export function scoreDimension(max: number, outcomes: CheckOutcome[]): DimensionReport {
   const applicable = outcomes.filter((o) => o.applicable !== false);
@@ -106,7 +113,9 @@ export function scoreDimension(max: number, outcomes: CheckOutcome[]): Dimension
   });
   // No applicable check at all cannot happen with the current check list (every dimension has one that
   // always applies); should it, the dimension is reported as not measurable rather than as a gift.
-  const score = checks.reduce((sum, c) => sum + c.points, 0);
+  const earned = checks.reduce((sum, c) => sum + c.points, 0);
+  const blocked = applicable.some((o) => o.blocking === true && Math.min(1, Math.max(0, o.fraction)) < 1);
+  const score = blocked ? Math.min(earned, DIMENSION_FLOOR - 1) : earned;
   return { score, max, ran: true, checks };
 }
 

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { OutboundHttp } from '../../common/http/outbound-http';
-import { newId } from '../../common/ids';
+import { RuntimeTokens } from '../access/runtime-tokens';
 import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
 import {
   ConformanceReport,
@@ -16,6 +15,7 @@ import {
 import { LiveChecks } from './live-checks';
 import { RuntimeClient } from './runtime-client';
 import { documentationChecks, schemaChecks, staticContractChecks } from './static-checks';
+import { TestTraffic } from './test-traffic';
 
 /** Free tier limits (spec: Limits): the strictest, so a package that passes here passes on every plan. */
 export const RESPONSE_TIMEOUT_MS = 10_000;
@@ -30,6 +30,8 @@ export interface ConformanceInput {
   full: boolean;
   /** The app's webhook endpoint (its URL and signing secret): its signature checking is probed. Absent: not applicable. */
   webhook?: { url: string; secret: string };
+  /** The app the version belongs to: the audience of the run's runtime tokens. Required for a full run. */
+  appId?: string;
 }
 
 export type { ConformanceReport, DimensionKey };
@@ -42,7 +44,10 @@ export type { ConformanceReport, DimensionKey };
  */
 @Injectable()
 export class ConformanceRunner {
-  constructor(private readonly http: OutboundHttp) {}
+  constructor(
+    private readonly http: OutboundHttp,
+    private readonly tokens: RuntimeTokens,
+  ) {}
 
   async run(input: ConformanceInput): Promise<ConformanceReport> {
     const { capabilities, full } = input;
@@ -55,6 +60,8 @@ export class ConformanceRunner {
       return finishReport(false, dimensions);
     }
 
+    // A programming error, not the provider's: every caller of a full run knows the version's app.
+    if (!input.appId) throw new Error('a full conformance run needs the app id: it is the audience of the runtime tokens');
     const runtimeUrl = (input.runtimeUrl ?? 'https://runtime.invalid').replace(/\/+$/, '');
     const client = new RuntimeClient({
       timeoutMs: RESPONSE_TIMEOUT_MS,
@@ -70,10 +77,8 @@ export class ConformanceRunner {
       client,
       {
         runtimeUrl,
-        // A fresh random token per run: if it ever comes back in a response, the runtime echoes credentials.
-        token: `conformance_${randomBytes(24).toString('base64url')}`,
-        userId: newId('usr'),
-        installId: newId('inst'),
+        // Test traffic: runtime tokens like live ones (one per request, livemode false) for a synthetic install and user.
+        traffic: new TestTraffic(this.tokens, input.appId),
         locale: 'en-US',
         timezone: 'UTC',
         webhook,

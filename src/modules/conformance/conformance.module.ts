@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
 import { ProvidersModule } from '../providers/providers.module';
 import { ConformanceRunner } from './conformance-runner';
 import { ConformanceRunsRepository } from './conformance-runs.repository';
@@ -8,7 +9,7 @@ import { WebhookReceivers } from './webhook-receivers';
 
 /** The six-dimension conformance suite (docs/conformance.md), its run records and the queue for full runs. */
 @Module({
-  imports: [ProvidersModule],
+  imports: [AccessModule, ProvidersModule],
   controllers: [ConformanceController],
   providers: [ConformanceRunner, ConformanceRuns, ConformanceRunsRepository, WebhookReceivers],
   exports: [ConformanceRunner, ConformanceRuns, WebhookReceivers],

@@ -26,6 +26,7 @@ export class ConformanceProcessor extends WorkerHost {
         riskTier: job.data.riskTier,
         capabilities: job.data.capabilities,
         full: true,
+        appId: run?.app_id,
         // The app's endpoint and secret as they are now; the secret is never part of the job.
         webhook: run ? await this.receivers.forApp(run.app_id) : undefined,
       });

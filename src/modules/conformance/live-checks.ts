@@ -21,6 +21,7 @@ import {
 import { describeExchange, Exchange, jsonBody, RuntimeClient } from './runtime-client';
 import { alteredInput, invalidParamsFor, sampleFor } from './sample-values';
 import { exampleRequest, withoutPagingParams } from './static-checks';
+import { REFUSED_TOKENS, TestTraffic } from './test-traffic';
 
 export const PERFORMANCE_SAMPLES = 10;
 const PERFORMANCE_CONCURRENCY = 5;
@@ -33,9 +34,8 @@ export const USER_AGENT = 'service-conformance/1';
 
 export interface LiveTarget {
   runtimeUrl: string;
-  token: string;
-  userId: string;
-  installId: string;
+  /** The run's synthetic install and user, and the runtime tokens (livemode false) of its calls. */
+  traffic: TestTraffic;
   locale: string;
   timezone: string;
   /** The app's webhook endpoint, probed with signed and unsigned deliveries; absent when the app has none. */
@@ -72,12 +72,12 @@ export class LiveChecks {
     ]);
     const pagination = await Promise.all(executions.filter((e) => e.capability.type === 'history').map((e) => this.checkNextPage(e)));
 
-    const [invalidParams, notFound, conflicts, signatures, authRequired] = await Promise.all([
+    const [invalidParams, notFound, conflicts, signatures, tokenVerification] = await Promise.all([
       Promise.all(executions.map((e) => this.checkInvalidParams(e))),
       this.checkUnknownCapability(),
       Promise.all(executions.filter((e) => e.capability.type === 'action').map((e) => this.checkIdempotencyConflict(e))),
       this.checkWebhookSignatures(),
-      this.checkAuthRequired(executions, realtime),
+      this.checkTokenVerification(executions, realtime),
     ]);
     const latency = await this.sampleLatency(executions);
 
@@ -128,7 +128,7 @@ export class LiveChecks {
         ),
         signatures,
       ],
-      security: [this.tls(), this.noCredentials(), authRequired],
+      security: [this.tls(), this.noCredentials(), tokenVerification],
     };
   }
 
@@ -151,21 +151,33 @@ export class LiveChecks {
     return isObject(sample) ? sample : {};
   }
 
-  private headers(capability: Executable, options: { idempotencyKey?: string; withoutAuth?: boolean } = {}): Record<string, string> {
+  private get userId(): string {
+    return this.target.traffic.userId;
+  }
+
+  private get installId(): string {
+    return this.target.traffic.installId;
+  }
+
+  /** The contract headers of a call; `auth` (a refused token's headers) replaces the run's valid token. */
+  private async headers(
+    capability: Executable,
+    options: { idempotencyKey?: string; auth?: Record<string, string> } = {},
+  ): Promise<Record<string, string>> {
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       Accept: 'application/json',
       'User-Agent': USER_AGENT,
-      'X-Service-Request-Id': newId('req'),
+      ...(options.auth ?? (await this.target.traffic.headers())),
     };
-    if (!options.withoutAuth) headers.Authorization = `Bearer ${this.target.token}`;
-    if (capability.type === 'state') headers['X-Service-User-Id'] = this.target.userId;
+    if (capability.type === 'state') headers['X-Service-User-Id'] = this.userId;
     if (capability.type === 'action') headers['X-Service-Idempotency-Key'] = options.idempotencyKey ?? newId('idem');
     return headers;
   }
 
   private body(capability: Executable, request: Record<string, unknown>, cursor?: string): Record<string, unknown> {
-    const { userId, installId, locale, timezone } = this.target;
+    const { userId, installId } = this;
+    const { locale, timezone } = this.target;
     if (capability.type === 'action') {
       return { capability: capability.name, mode: 'action', input: request, context: { userId, confirmationId: newId('act') } };
     }
@@ -179,12 +191,12 @@ export class LiveChecks {
   private async execute(
     capability: Executable,
     request: Record<string, unknown>,
-    options: { idempotencyKey?: string; cursor?: string; withoutAuth?: boolean; label?: string } = {},
+    options: { idempotencyKey?: string; cursor?: string; auth?: Record<string, string>; label?: string } = {},
   ): Promise<ExecuteResult> {
     const idempotencyKey = capability.type === 'action' ? (options.idempotencyKey ?? newId('idem')) : undefined;
     const exchange = await this.client.send(options.label ?? `${capability.name} execute`, this.url(capability.name, 'execute'), {
       method: 'POST',
-      headers: this.headers(capability, { idempotencyKey, withoutAuth: options.withoutAuth }),
+      headers: await this.headers(capability, { idempotencyKey, auth: options.auth }),
       body: JSON.stringify(this.body(capability, request, options.cursor)),
     });
     const body = jsonBody(exchange.response);
@@ -219,12 +231,7 @@ export class LiveChecks {
     const { exchange, events } = await this.client.stream(
       `${capability.name} stream`,
       this.url(capability.name, 'stream'),
-      {
-        Accept: 'text/event-stream',
-        Authorization: `Bearer ${this.target.token}`,
-        'X-Service-Request-Id': newId('req'),
-        'User-Agent': USER_AGENT,
-      },
+      { Accept: 'text/event-stream', 'User-Agent': USER_AGENT, ...(await this.target.traffic.headers()) },
       windowMs,
       (event) => event.event === 'heartbeat',
     );
@@ -258,7 +265,7 @@ export class LiveChecks {
       const body = { ...this.body(capability, invalid.params), params: { ...invalid.params, limit: 'ten', direction: 'backward' } };
       exchange = await this.client.send(`${capability.name} execute (invalid params)`, this.url(capability.name, 'execute'), {
         method: 'POST',
-        headers: this.headers(capability),
+        headers: await this.headers(capability),
         body: JSON.stringify(body),
       });
     } else {
@@ -270,15 +277,15 @@ export class LiveChecks {
 
   private async checkUnknownCapability(): Promise<Item> {
     const name = `conformance_unknown_${randomBytes(4).toString('hex')}`;
-    const { userId, installId, locale, timezone } = this.target;
+    const { userId, installId } = this;
+    const { locale, timezone } = this.target;
     const exchange = await this.client.send('unknown capability execute', this.url(name, 'execute'), {
       method: 'POST',
       headers: {
         'Content-Type': 'application/json',
         Accept: 'application/json',
         'User-Agent': USER_AGENT,
-        Authorization: `Bearer ${this.target.token}`,
-        'X-Service-Request-Id': newId('req'),
+        ...(await this.target.traffic.headers()),
         'X-Service-User-Id': userId,
       },
       body: JSON.stringify({ capability: name, mode: 'state', params: {}, context: { userId, installId, locale, timezone } }),
@@ -320,8 +327,8 @@ export class LiveChecks {
       data: {
         capability_name: 'conformance_probe',
         mode: 'state',
-        user_id: this.target.userId,
-        install_id: this.target.installId,
+        user_id: this.userId,
+        install_id: this.installId,
         request_id: newId('req'),
         duration_ms: 1,
         status: 'ok',
@@ -336,7 +343,12 @@ export class LiveChecks {
     ];
     const items = await Promise.all(
       cases.map(async ({ label, signature, expect }): Promise<Item> => {
-        const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT };
+        // Test traffic, marked as such like every call of the run.
+        const headers: Record<string, string> = {
+          'Content-Type': 'application/json',
+          'User-Agent': USER_AGENT,
+          'X-Service-Livemode': 'false',
+        };
         if (signature !== undefined) headers['X-Service-Signature'] = signature;
         const exchange = await this.client.send(`webhook delivery ${label}`, webhook.url, { method: 'POST', headers, body });
         const status = exchange.response?.status;
@@ -430,7 +442,7 @@ export class LiveChecks {
     const id = 'security.no_credentials';
     const answered = this.client.exchanges.filter((e) => e.response);
     if (answered.length === 0) return notApplicable(id, 6, 'no response was received to inspect');
-    const known = [{ name: 'the bearer token the service sent', value: this.target.token }];
+    const known = this.target.traffic.sent.map((value) => ({ name: 'a bearer token the service sent', value }));
     if (this.target.webhook) known.push({ name: 'the webhook secret', value: this.target.webhook.secret });
     const leaks = new Map<string, Set<string>>();
     for (const e of answered) {
@@ -441,41 +453,54 @@ export class LiveChecks {
       const where = e.label.replace(/ \(latency sample\)$/, '');
       if (found.length > 0) leaks.set(where, new Set([...(leaks.get(where) ?? []), ...found]));
     }
-    if (leaks.size === 0) return { id, weight: 6, fraction: 1, detail: `no credentials found in ${answered.length} responses` };
+    if (leaks.size === 0)
+      return { id, weight: 6, fraction: 1, detail: `no credentials found in ${answered.length} responses`, blocking: true };
     const detail = [...leaks].map(([where, found]) => `${where}: response contains ${[...found].join(', ')}`).join('; ');
-    return { id, weight: 6, fraction: 0, detail };
+    return { id, weight: 6, fraction: 0, detail, blocking: true };
   }
 
-  private async checkAuthRequired(executions: ExecuteResult[], realtime: CapabilityDescriptor[]): Promise<CheckOutcome> {
-    const id = 'security.auth_required';
-    const first = executions[0];
-    let exchange: Exchange;
-    if (first) {
-      exchange = (
-        await this.execute(first.capability, first.request, {
-          withoutAuth: true,
-          label: `${first.capability.name} execute (no Authorization)`,
-        })
-      ).exchange;
-    } else if (realtime[0]) {
-      exchange = (
-        await this.client.stream(
-          `${realtime[0].name} stream (no Authorization)`,
-          this.url(realtime[0].name, 'stream'),
-          { Accept: 'text/event-stream', 'X-Service-Request-Id': newId('req'), 'User-Agent': USER_AGENT },
-          3_000,
-          () => true,
-        )
-      ).exchange;
-    } else {
-      return notApplicable(id, 2, 'the package has no runtime endpoint to call');
-    }
-    const ok = exchange.response?.status === 401;
-    return {
+  /**
+   * The runtime must verify the token of every call (docs/runtime-auth.md):
+   * a call without one, with an expired one, with one signed by another key
+   * and with one minted for another app are each refused with 401. A
+   * state or history capability is probed when there is one (a refused call
+   * must not act; an action is probed only when there is nothing else), else
+   * the first realtime stream. Blocking: a runtime that lets any of them through
+   * cannot reach the security floor.
+   */
+  private async checkTokenVerification(executions: ExecuteResult[], realtime: CapabilityDescriptor[]): Promise<CheckOutcome> {
+    const id = 'security.token_verification';
+    const probe = executions.find((e) => e.capability.type !== 'action') ?? executions[0];
+    if (!probe && !realtime[0]) return notApplicable(id, 2, 'the package has no runtime endpoint to call');
+    const items = await Promise.all(
+      REFUSED_TOKENS.map(async ({ kind, label }): Promise<Item> => {
+        const auth = await this.target.traffic.refusedHeaders(kind);
+        let exchange: Exchange;
+        if (probe) {
+          const name = probe.capability.name;
+          exchange = (await this.execute(probe.capability, probe.request, { auth, label: `${name} execute (${label})` })).exchange;
+        } else {
+          exchange = (
+            await this.client.stream(
+              `${realtime[0].name} stream (${label})`,
+              this.url(realtime[0].name, 'stream'),
+              { Accept: 'text/event-stream', 'User-Agent': USER_AGENT, ...auth },
+              3_000,
+              () => true,
+            )
+          ).exchange;
+        }
+        const ok = exchange.response?.status === 401;
+        return { ok, why: `${exchange.label}: ${describeExchange(exchange)}, expected 401` };
+      }),
+    );
+    const outcome = checkOver(
       id,
-      weight: 2,
-      fraction: ok ? 1 : 0,
-      detail: ok ? 'a call without Authorization is refused with 401' : `${exchange.label}: ${describeExchange(exchange)}, expected 401`,
-    };
+      2,
+      items,
+      'calls without a token, with an expired token, a token signed by another key and a token for another app are refused with 401',
+      'never',
+    );
+    return { ...outcome, blocking: true };
   }
 }

@@ -151,7 +151,10 @@ export class CapabilitySchemas {
     throw new ProblemError(first.code, `${first.detail} (capability ${capability.name} schema)`, {
       field: first.field,
       schema_path: first.schemaPath,
-      errors: check.violations.slice(0, 20).map(({ code, field, detail }) => ({ code, field, detail })),
+      // The problem details member `errors` (field, schema_path, message, code), as for descriptors; `detail` kept for older clients.
+      errors: check.violations
+        .slice(0, 20)
+        .map(({ code, field, schemaPath, detail }) => ({ field, schema_path: schemaPath, message: detail, code, detail })),
     });
   }
 

@@ -28,6 +28,8 @@ export class ExecutionFailure extends ProblemError {
 export const RUNTIME_CODE_PROBLEMS: Record<string, { problem: ProblemCode; retryable: boolean }> = {
   INVALID_PARAMS: { problem: 'bad_request', retryable: false },
   AUTH_EXPIRED: { problem: 'runtime_unavailable', retryable: true },
+  /** The runtime refused the token as invalid (signature, issuer, audience, type): never retried, no fresh token (docs/runtime-auth.md). */
+  AUTH_INVALID: { problem: 'runtime_unavailable', retryable: false },
   PERMISSION_DENIED: { problem: 'insufficient_scope', retryable: false },
   NOT_FOUND: { problem: 'not_found', retryable: false },
   CONFLICT: { problem: 'conflict', retryable: false },

@@ -137,10 +137,11 @@ export class RealtimeSupervisor implements OnApplicationBootstrap, OnApplication
     // The time limit covers the answer's headers only; the stream itself is long-lived and watched by the watchdog.
     const headerTimer = setTimeout(() => controller.abort(), runtimeTimeoutMs(target.app_tier, this.config.runtimeBridge.timeoutMs));
     try {
-      const token = await this.invoker.installToken(target);
+      // A runtime token for each (re)connect, minted for the request id of that connect.
+      const auth = await this.invoker.liveHeaders(target, newId('req'));
       // Through the checked agent: the address is judged again at every (re)connect, not only at registration.
       const response = await this.http.fetch(`${target.runtime_url}/capabilities/${encodeURIComponent(capability.name)}/stream`, {
-        headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'x-service-request-id': newId('req') },
+        headers: { accept: 'text/event-stream', ...auth },
         signal: controller.signal,
       });
       clearTimeout(headerTimer);

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
 import { OutboundHttp } from '../../common/http/outbound-http';
+import { newId } from '../../common/ids';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import type { ExecutionTarget } from '../marketplace/installs.service';
 import { CapabilityDescriptor, CapabilityMode } from '../descriptors/capability-descriptor';
-import { PlatformTokens } from '../providers/auth/platform-tokens';
+import { REQUEST_ID_HEADER, RuntimeCall, runtimeCallHeaders, RuntimeTokens } from '../access/runtime-tokens';
 import { tierLimits } from '../../common/app-tiers';
 import { MAX_RETRIES, retryDelayMs, runtimeTimeoutMs } from './bridge-limits';
 import { ExecutionFailure, RUNTIME_CODE_PROBLEMS } from './execution-failure';
@@ -37,44 +37,37 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Phase three (invoke) and the envelope half of phase four (deliver) of the
  * execution lifecycle: calls `POST <runtimeUrl>/capabilities/<name>/execute`
- * with an install token and the contract headers, applies the
+ * with a runtime token and the contract headers, applies the
  * retry semantics of the runtime error envelope, and checks the success
  * envelope and the declared response schema.
  */
 @Injectable()
 export class RuntimeInvoker {
-  /**
-   * Install tokens already minted, reused while at least half their lifetime
-   * remains: an ES256 signature costs more CPU than the rest of a call's
-   * preparation. Kept in memory only, per install, user, app and scopes; each
-   * entry expires (lru-cache `ttl`) when half its token's lifetime has passed.
-   */
-  private readonly minted = new LRUCache<string, string>({ max: 10_000 });
-
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly tokens: PlatformTokens,
+    private readonly tokens: RuntimeTokens,
     private readonly http: OutboundHttp,
   ) {}
 
+  /** What the runtime token of a live call to this install states (docs/runtime-auth.md): live installs are always `livemode`. */
+  static liveCall(target: ExecutionTarget, requestId: string): RuntimeCall {
+    return {
+      appId: target.app_id,
+      userId: target.user_id,
+      installId: target.install_id,
+      requestId,
+      scopes: target.scopes,
+      livemode: true,
+    };
+  }
+
   /**
-   * The install (user-delegated) access token the runtime receives: short-lived,
-   * never persisted or logged. `fresh` mints a new one (after `AUTH_EXPIRED`).
+   * `Authorization` (a runtime token minted for this request, never persisted
+   * or logged), `X-Service-Request-Id` and `X-Service-Livemode: true` of a live
+   * call (executions, polls, realtime streams).
    */
-  async installToken(target: ExecutionTarget, options: { fresh?: boolean } = {}): Promise<string> {
-    const key = [target.install_id, target.user_id, target.app_id, target.developer_id, target.scopes.join(' ')].join('\n');
-    const now = Date.now();
-    const known = options.fresh ? undefined : this.minted.get(key);
-    if (known) return known;
-    const lifetimeMs = this.tokens.ttlSeconds * 1000;
-    const token = await this.tokens.forApp(
-      { id: target.app_id, developerId: target.developer_id },
-      target.scopes,
-      new Date(now + lifetimeMs),
-      { delegation: { userId: target.user_id, installId: target.install_id } },
-    );
-    this.minted.set(key, token, { ttl: lifetimeMs / 2 });
-    return token;
+  async liveHeaders(target: ExecutionTarget, requestId: string): Promise<Record<string, string>> {
+    return this.tokens.headers(RuntimeInvoker.liveCall(target, requestId));
   }
 
   async execute(
@@ -91,7 +84,10 @@ export class RuntimeInvoker {
     const maxBytes = tierLimits(target.app_tier).maxResponseBytes;
     const started = Date.now();
     const payload = JSON.stringify(body);
-    let token = await this.installToken(target);
+    // One token per request (its `rid` is the request id the runtime sees), reused by the retries of this request.
+    const requestId = headers[REQUEST_ID_HEADER] ?? newId('req');
+    const call = RuntimeInvoker.liveCall(target, requestId);
+    let token = await this.tokens.mint(call);
     let refreshed = false;
     let retries = options.retriesDone ?? 0;
     for (let attempts = 1; ; attempts += 1) {
@@ -100,7 +96,12 @@ export class RuntimeInvoker {
         url,
         {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}`, ...headers },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json',
+            ...headers,
+            ...runtimeCallHeaders(token, requestId, call.livemode),
+          },
           body: payload,
         },
         { timeoutMs, maxBytes },
@@ -138,10 +139,21 @@ export class RuntimeInvoker {
           ...(retryAfter !== undefined ? { retryAfter } : {}),
         };
         if (code === 'AUTH_EXPIRED' && !refreshed) {
-          // The install's token expired at the runtime (clock skew, revocation there): mint a fresh one and retry once.
+          // The token expired at the runtime (clock skew, revocation there): mint a fresh one (same rid, new jti) and retry once.
           refreshed = true;
-          token = await this.installToken(target, { fresh: true });
+          token = await this.tokens.mint(call);
           continue;
+        }
+        if (code === 'AUTH_INVALID') {
+          // The runtime cannot verify the service's token at all (its issuer, audience or key set is misconfigured):
+          // a fresh token or a retry would be refused the same way, and a re-authorization by the user cannot help.
+          throw new ExecutionFailure(
+            'runtime_unavailable',
+            `The runtime refused the service's token as invalid (AUTH_INVALID: ${message}); its provider must fix how it verifies runtime tokens`,
+            code,
+            false,
+            { runtime_error: runtimeError, attempts },
+          );
         }
         if (code === 'AUTH_EXPIRED') {
           throw new ExecutionFailure(

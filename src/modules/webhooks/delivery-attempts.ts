@@ -111,6 +111,8 @@ export class DeliveryAttempts {
       'X-Service-Delivery-Id': delivery.id,
       'X-Service-Delivery-Attempt': String(attempt),
       'X-Service-Timestamp': String(timestamp),
+      // Test events (console) are test traffic, like conformance: docs/runtime-auth.md, "Test mode".
+      'X-Service-Livemode': String(!delivery.test),
       ...signatureHeaders(endpoint.secrets, delivery.event_id, timestamp, delivery.body),
     };
     const result: SendResult = await sendWebhook(endpoint.url, headers, delivery.body, endpoint.timeoutMs, this.http);

@@ -39,7 +39,7 @@ export interface AttemptRow {
 }
 
 /** A claimed attempt: the delivery after its attempt number was taken. */
-export type ClaimedDelivery = Pick<DeliveryRow, 'id' | 'event_id' | 'event_type' | 'body' | 'attempt_count' | 'chain_started_at'>;
+export type ClaimedDelivery = Pick<DeliveryRow, 'id' | 'event_id' | 'event_type' | 'body' | 'attempt_count' | 'chain_started_at' | 'test'>;
 
 /** One attempt's outcome, waiting to be written with the others of its round. */
 export interface AttemptRecord {
@@ -246,9 +246,9 @@ export class WebhookDeliveriesRepository extends SqlRepository {
          UPDATE webhook_deliveries d
             SET attempt_count = d.attempt_count + 1, next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
            FROM due WHERE d.id = due.id
-         RETURNING d.id, d.event_id, d.event_type, d.body, d.attempt_count, d.chain_started_at, d.next_attempt_at
+         RETURNING d.id, d.event_id, d.event_type, d.body, d.attempt_count, d.chain_started_at, d.test, d.next_attempt_at
        )
-       SELECT id, event_id, event_type, body, attempt_count, chain_started_at FROM claimed ORDER BY next_attempt_at, id`,
+       SELECT id, event_id, event_type, body, attempt_count, chain_started_at, test FROM claimed ORDER BY next_attempt_at, id`,
       [appId, limit, leaseSeconds],
     );
   }
