@@ -49,6 +49,14 @@ export class PackagesRepository extends SqlRepository {
     );
   }
 
+  /** Active installs of the package (read only: `installs` is written by its own repository). */
+  async activeInstallCount(packageId: string): Promise<number> {
+    const row = await this.first<{ n: number }>(`SELECT count(*)::int AS n FROM installs WHERE package_id = $1 AND status = 'active'`, [
+      packageId,
+    ]);
+    return row?.n ?? 0;
+  }
+
   /** Locks the package row (serialises version creation and publication per package). */
   async lock(tx: Tx, id: string): Promise<void> {
     await this.execute(`SELECT id FROM packages WHERE id = $1 FOR UPDATE`, [id], tx);

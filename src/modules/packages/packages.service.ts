@@ -147,8 +147,11 @@ export class PackagesService {
 
   async get(principal: PlatformPrincipal, packageId: string) {
     const pkg = await this.owned(principal, packageId);
-    const versions = await this.versionRows.listForPackage(pkg.id);
-    return toPackageDto(pkg, versions);
+    const [versions, installCount] = await Promise.all([
+      this.versionRows.listForPackage(pkg.id),
+      this.packageRows.activeInstallCount(pkg.id),
+    ]);
+    return { ...toPackageDto(pkg, versions), installCount };
   }
 
   /** The package when the principal may act on it; another developer's is `insufficient_scope` (403). */

@@ -59,6 +59,12 @@ export function ConformanceReport(props: { run: ConformanceRun }) {
                 ) : (
                   <p class="hint">Not run by quick validation. Validate fully to score it.</p>
                 )}
+                {!run.full && key === 'contracts' && dimension.ran && (
+                  <p class="hint">
+                    Quick validation shares this dimension’s {dimension.max} points among the static contract checks only; a full run shares
+                    them with the live calls too, so the same check shows fewer points there.
+                  </p>
+                )}
                 {dimension.checks.length > 0 && (
                   <ul class="findings" aria-label={`${label} findings`}>
                     {dimension.checks.map((check) => (

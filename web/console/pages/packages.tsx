@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { formValues, ok, type Schemas } from '../../shared/api';
 import { Link, navigate, useLocation } from '../../shared/router';
@@ -10,6 +11,8 @@ import { api } from '../session';
 import { RISK_TIERS, type Package, type Version } from '../types';
 import { loadApps } from './apps';
 import { ConformanceReport, runInProgress } from './conformance-report';
+import { CallItPanel, DescriptorErrors, LifecycleChecklist, loadRuns, PackageLifecycle, RuntimeHealth } from '../guide';
+import { installCountOf, listingHref } from '../guide-model';
 
 export function PackagesPage() {
   const packages = useResource(() => ok(api.GET('/v1/providers/packages')).then((r) => r.packages), []);
@@ -139,6 +142,7 @@ export function NewPackagePage() {
                 error={jsonError ?? descriptorError(create.failure)}
                 required
               />
+              <DescriptorErrors error={create.failure} />
               {jsonError && <Notice kind="error">{jsonError}</Notice>}
               <ProblemNotice error={create.failure} />
               <Button type="submit" variant="primary" busy={create.busy}>
@@ -185,7 +189,18 @@ export function PackageDetailPage(props: { packageId: string }) {
               <Section title="Package">
                 <Facts
                   items={[
-                    ['Catalog', published ? `Published: version ${published.version}` : 'Not published'],
+                    [
+                      'Catalog',
+                      published ? (
+                        <span key="catalog">
+                          Published: version {published.version}. <a href={listingHref(p.slug)}>Open the listing in the app</a>
+                        </span>
+                      ) : (
+                        'Not published'
+                      ),
+                    ],
+                    ['Installs', installCountOf(p) ?? 'Not known'],
+                    ['Runtime health', <RuntimeHealth key="health" pkg={p} />],
                     ['Package id', <code key="id">{p.id}</code>],
                     ['Slug', <code key="slug">{p.slug}</code>],
                     [
@@ -206,6 +221,7 @@ export function PackageDetailPage(props: { packageId: string }) {
                   ]}
                 />
               </Section>
+              <PackageLifecycle pkg={p} />
               <Section title="Versions">
                 <div class="table-wrap">
                   <table>
@@ -328,6 +344,7 @@ export function NewVersionPage(props: { packageId: string }) {
                 }
                 required
               />
+              <DescriptorErrors error={create.failure} />
               {jsonError && <Notice kind="error">{jsonError}</Notice>}
               <ProblemNotice error={create.failure} />
               <Button type="submit" variant="primary" busy={create.busy}>
@@ -364,7 +381,7 @@ function useVersionRun(packageId: string, versionId: string) {
 /** Validate, submit and publish: one at a time, each leaving a line of outcome and showing the run it started or judged. */
 function useRelease(packageId: string, versionId: string, onChanged: () => void) {
   const { runId, run, showRun } = useVersionRun(packageId, versionId);
-  const [outcome, setOutcome] = useState<string | null>(null);
+  const [outcome, setOutcome] = useState<ComponentChildren | null>(null);
   const path = { package_id: packageId, version_id: versionId };
   const action = useAction(async (kind: Release) => {
     setOutcome(null);
@@ -401,7 +418,12 @@ function useRelease(packageId: string, versionId: string, onChanged: () => void)
       return;
     }
     const result = await ok(api.POST('/v1/providers/packages/manage/{package_id}/versions/{version_id}/publish', { params: { path } }));
-    setOutcome(`Published version ${result.version.version} to the catalog: ${result.catalogUrl}`);
+    // The listing as users see it in the app, not the catalog's JSON (which needs a token a browser does not send).
+    setOutcome(
+      <>
+        Published version {result.version.version} to the catalog. <a href={listingHref(result.slug)}>Open the listing in the app</a>
+      </>,
+    );
     onChanged();
   });
   return { run, action, outcome };
@@ -435,7 +457,7 @@ function VersionFacts(props: { version: Version }) {
   );
 }
 
-function ReleaseSection(props: { version: Version; action: ReturnType<typeof useRelease>['action']; outcome: string | null }) {
+function ReleaseSection(props: { version: Version; action: ReturnType<typeof useRelease>['action']; outcome: ComponentChildren | null }) {
   const { version, action, outcome } = props;
   const canSubmit = version.state === 'draft';
   const canPublish = version.state === 'approved';
@@ -487,6 +509,7 @@ function ReleaseSection(props: { version: Version; action: ReturnType<typeof use
       </ul>
       {outcome && <Notice kind="success">{outcome}</Notice>}
       <ProblemNotice error={action.failure} />
+      <DescriptorErrors error={action.failure} />
     </Section>
   );
 }
@@ -510,11 +533,20 @@ export function VersionPage(props: { packageId: string; versionId: string }) {
             />
             <PageTitle product={PRODUCT}>{`${p.name} ${version.version}`}</PageTitle>
             <VersionFacts version={version} />
+            <VersionLifecycle packageId={p.id} version={version} run={run.data ?? null} />
             <ReleaseSection version={version} action={action} outcome={outcome} />
             <Loaded resource={run}>{(data) => (data ? <ConformanceReport run={data} /> : null)}</Loaded>
+            <CallItPanel pkg={p} version={version} />
           </>
         );
       }}
     </Loaded>
   );
+}
+
+/** The checklist of the version's lifecycle, read again whenever the shown run or the version's state moves. */
+function VersionLifecycle(props: { packageId: string; version: Version; run: { id: string; status?: string } | null }) {
+  const { version, run } = props;
+  const runs = useResource(() => loadRuns(version.id), [version.id, version.state, run?.id, run?.status]);
+  return <Loaded resource={runs}>{(list) => <LifecycleChecklist packageId={props.packageId} version={version} runs={list} />}</Loaded>;
 }

@@ -41,6 +41,11 @@ export class PackageDto {
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
   @ApiPropertyOptional({ type: [VersionDto] }) versions?: VersionDto[];
+  @ApiPropertyOptional({
+    type: 'integer',
+    description: 'Active installs of the package (users who installed it and have not removed it); in the package detail only',
+  })
+  installCount?: number;
 }
 
 export class PackageListDto {
