@@ -20,6 +20,7 @@ import type { SigningKeys } from '../../src/modules/access/signing-keys.service'
 import { ConformanceRunner } from '../../src/modules/conformance/conformance-runner';
 import { findCredentials } from '../../src/modules/conformance/credential-scan';
 import { envelopeProblems } from '../../src/modules/conformance/runtime-answers';
+import { staticContractChecks } from '../../src/modules/conformance/static-checks';
 import { RuntimeClient, SseParser } from '../../src/modules/conformance/runtime-client';
 import { alteredInput, invalidParamsFor, sampleFor } from '../../src/modules/conformance/sample-values';
 import { CapabilityDescriptor } from '../../src/modules/descriptors/capability-descriptor';
@@ -123,7 +124,40 @@ describe('static conformance checks (local validation)', () => {
       'contracts.mode_intervals',
       'contracts.response_schema_declared',
       'contracts.risk_tier',
+      'contracts.execute',
+      'contracts.response_schema',
+      'contracts.history_pagination',
+      'contracts.realtime_stream',
     ]);
+  });
+
+  it('gives a static contract check the same maximum in a quick run as in a full run, leaving the live checks to the full run', async () => {
+    const quick = await runner.run({ runtimeUrl: 'https://127.0.0.1:1', riskTier: 'action_capable', capabilities: good(), full: false });
+    const checks = quick.dimensions.contracts.checks;
+    const live = checks.filter((c) => c.deferred);
+    expect(live.map((c) => c.id)).toEqual([
+      'contracts.execute',
+      'contracts.response_schema',
+      'contracts.history_pagination',
+      'contracts.realtime_stream',
+    ]);
+    expect(live.every((c) => c.points === 0 && c.max === 0 && /full run/.test(c.detail))).toBe(true);
+    // The quick maximum is the static checks' shares: what they are worth in a full run of the same package.
+    const staticMax = checks.filter((c) => !c.deferred).reduce((sum, c) => sum + c.max, 0);
+    expect(quick.dimensions.contracts.max).toBe(staticMax);
+    expect(staticMax).toBeLessThan(DIMENSION_MAX.contracts);
+    const shares = scoreDimension(DIMENSION_MAX.contracts, [
+      ...staticContractChecks('action_capable', good()),
+      { id: 'contracts.execute', weight: 10, fraction: 1, detail: 'ok' },
+      { id: 'contracts.response_schema', weight: 4, fraction: 1, detail: 'ok' },
+      { id: 'contracts.history_pagination', weight: 2, fraction: 1, detail: 'ok' },
+      { id: 'contracts.realtime_stream', weight: 2, fraction: 1, detail: 'ok' },
+    ]);
+    for (const check of checks.filter((c) => !c.deferred)) {
+      expect(check.max).toBe(shares.checks.find((c) => c.id === check.id)!.max);
+    }
+    // A small quick maximum is not held against the floor: the full run judges it.
+    expect(quick).toMatchObject({ score: 100, passed: true });
   });
 
   it('finds undescribed properties, required names that are not declared and arrays without items', async () => {

@@ -22,6 +22,8 @@ export interface CheckReport {
   points: number;
   max: number;
   detail: string;
+  /** A live check a quick validation leaves to the full run (see `CheckOutcome.deferred`). */
+  deferred?: true;
 }
 
 export interface DimensionReport {
@@ -58,6 +60,18 @@ export interface CheckOutcome {
    * at most `DIMENSION_FLOOR - 1`, whatever the other checks earned.
    */
   blocking?: boolean;
+  /**
+   * A live check that a quick validation does not run: it keeps its share of
+   * the dimension, so every other check has the same maximum as in a full run,
+   * and the dimension's maximum leaves that share out instead of scoring it 0.
+   */
+  deferred?: boolean;
+}
+
+export function deferred(id: string, weight: number, applicable: boolean): CheckOutcome {
+  return applicable
+    ? { id, weight, fraction: 0, detail: 'runs in a full run (validate?full=true), not in a quick validation', deferred: true }
+    : notApplicable(id, weight, 'does not apply to these capabilities');
 }
 
 export function notApplicable(id: string, weight: number, why: string): CheckOutcome {
@@ -89,7 +103,9 @@ export function checkOver(
  * Shares a dimension's maximum among its applicable checks by weight (largest
  * remainder, so the integer maxima add up exactly) and gives each check
  * `floor(fraction × max)` points: full points only for a check that fully passed.
- * A failed blocking check caps the dimension below the floor.
+ * A failed blocking check caps the dimension below the floor. Deferred checks
+ * (a quick validation's placeholders for live ones) take their share out of
+ * the dimension's maximum, so the same check has the same maximum in both kinds of run.
  */
 export function scoreDimension(max: number, outcomes: CheckOutcome[]): DimensionReport {
   const applicable = outcomes.filter((o) => o.applicable !== false);
@@ -107,6 +123,7 @@ export function scoreDimension(max: number, outcomes: CheckOutcome[]): Dimension
   }
   const checks = outcomes.map((o): CheckReport => {
     if (o.applicable === false) return { id: o.id, passed: true, points: 0, max: 0, detail: o.detail };
+    if (o.deferred === true) return { id: o.id, passed: true, points: 0, max: 0, detail: o.detail, deferred: true };
     const checkMax = shares.get(o) ?? 0;
     const fraction = Math.min(1, Math.max(0, o.fraction));
     return { id: o.id, passed: fraction === 1, points: Math.floor(fraction * checkMax + 1e-9), max: checkMax, detail: o.detail };
@@ -116,7 +133,8 @@ export function scoreDimension(max: number, outcomes: CheckOutcome[]): Dimension
   const earned = checks.reduce((sum, c) => sum + c.points, 0);
   const blocked = applicable.some((o) => o.blocking === true && Math.min(1, Math.max(0, o.fraction)) < 1);
   const score = blocked ? Math.min(earned, DIMENSION_FLOOR - 1) : earned;
-  return { score, max, ran: true, checks };
+  const deferredShare = applicable.filter((o) => o.deferred === true).reduce((sum, o) => sum + (shares.get(o) ?? 0), 0);
+  return { score, max: max - deferredShare, ran: true, checks };
 }
 
 export function notRun(key: DimensionKey): DimensionReport {
@@ -133,13 +151,22 @@ export function finishReport(full: boolean, dimensions: Record<DimensionKey, Dim
   const got = ran.reduce((sum, k) => sum + dimensions[k].score, 0);
   const possible = ran.reduce((sum, k) => sum + dimensions[k].max, 0);
   const score = possible === 0 ? 0 : Math.floor((100 * got) / possible + 1e-9);
-  const passed = score >= PASS_SCORE && ran.every((k) => dimensions[k].score >= DIMENSION_FLOOR);
+  const passed = score >= PASS_SCORE && ran.every((k) => !belowFloor(dimensions[k]));
   return { score, passed, full, dimensions };
+}
+
+/**
+ * Whether a dimension that ran scored below the floor. A dimension that left
+ * live checks to the full run (a quick validation's contracts) is judged by
+ * the full run: its smaller maximum may itself be under the floor.
+ */
+function belowFloor(dimension: DimensionReport): boolean {
+  return dimension.ran && dimension.score < DIMENSION_FLOOR && !dimension.checks.some((c) => c.deferred === true);
 }
 
 /** Dimensions that ran and scored below the floor. */
 export function dimensionsBelowFloor(report: ConformanceReport): DimensionKey[] {
-  return DIMENSIONS.filter((k) => report.dimensions[k].ran && report.dimensions[k].score < DIMENSION_FLOOR);
+  return DIMENSIONS.filter((k) => belowFloor(report.dimensions[k]));
 }
 
 /**

@@ -23,6 +23,11 @@ export const DIMENSION_REPORT_SCHEMA: SchemaObject = {
           points: { type: 'number' },
           max: { type: 'number' },
           detail: { type: 'string' },
+          deferred: {
+            type: 'boolean',
+            description:
+              'Present and true on a quick validation for a live check it does not run: 0 of 0 points here, its share left out of the dimension max, scored in a full run',
+          },
         },
       },
     },

@@ -12,7 +12,7 @@ import {
   notRun,
   scoreDimension,
 } from './conformance-report';
-import { LiveChecks } from './live-checks';
+import { deferredLiveContracts, LiveChecks } from './live-checks';
 import { RuntimeClient } from './runtime-client';
 import { documentationChecks, schemaChecks, staticContractChecks } from './static-checks';
 import { TestTraffic } from './test-traffic';
@@ -56,7 +56,7 @@ export class ConformanceRunner {
     dimensions.documentation = scoreDimension(DIMENSION_MAX.documentation, documentationChecks(capabilities));
     const staticContracts = staticContractChecks(input.riskTier, capabilities);
     if (!full) {
-      dimensions.contracts = scoreDimension(DIMENSION_MAX.contracts, staticContracts);
+      dimensions.contracts = scoreDimension(DIMENSION_MAX.contracts, [...staticContracts, ...deferredLiveContracts(capabilities)]);
       return finishReport(false, dimensions);
     }
 

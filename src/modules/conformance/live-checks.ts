@@ -3,7 +3,7 @@ import { newId } from '../../common/ids';
 import { isObject } from '../../common/json';
 import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
 import { validatorFor } from '../descriptors/schema-checker';
-import { CheckOutcome, checkOver, notApplicable } from './conformance-report';
+import { CheckOutcome, checkOver, deferred, notApplicable } from './conformance-report';
 import { findCredentials } from './credential-scan';
 import {
   envelopeProblems,
@@ -31,6 +31,36 @@ export const LATENCY_ZERO_MS = 5_000;
 /** The longest the suite reads a realtime stream while waiting for a heartbeat. */
 export const STREAM_WINDOW_CAP_MS = 10_000;
 export const USER_AGENT = 'service-conformance/1';
+
+/** Weights of the live contract checks, shared with a quick validation's placeholders for them. */
+const LIVE_CONTRACT_WEIGHTS = { execute: 10, response_schema: 4, history_pagination: 2, realtime_stream: 2 } as const;
+
+/**
+ * A quick validation's stand-ins for the live contract checks, applicable
+ * exactly when the full run's checks would be, so a static contract check
+ * shows the same maximum in a quick and a full run.
+ */
+export function deferredLiveContracts(capabilities: CapabilityDescriptor[]): CheckOutcome[] {
+  const executables = capabilities.filter(isExecutable);
+  return [
+    deferred('contracts.execute', LIVE_CONTRACT_WEIGHTS.execute, executables.length > 0),
+    deferred(
+      'contracts.response_schema',
+      LIVE_CONTRACT_WEIGHTS.response_schema,
+      executables.some((c) => c.responseSchema !== undefined),
+    ),
+    deferred(
+      'contracts.history_pagination',
+      LIVE_CONTRACT_WEIGHTS.history_pagination,
+      capabilities.some((c) => c.type === 'history'),
+    ),
+    deferred(
+      'contracts.realtime_stream',
+      LIVE_CONTRACT_WEIGHTS.realtime_stream,
+      capabilities.some((c) => c.type === 'realtime'),
+    ),
+  ];
+}
 
 export interface LiveTarget {
   runtimeUrl: string;
@@ -85,7 +115,7 @@ export class LiveChecks {
       contracts: [
         checkOver(
           'contracts.execute',
-          10,
+          LIVE_CONTRACT_WEIGHTS.execute,
           executions.map((e) => {
             const problem = executeProblem(e);
             return { ok: problem === null, why: `${e.capability.name} (${e.capability.type}): ${problem}` };
@@ -95,15 +125,21 @@ export class LiveChecks {
         ),
         checkOver(
           'contracts.response_schema',
-          4,
+          LIVE_CONTRACT_WEIGHTS.response_schema,
           executions.filter((e) => e.capability.responseSchema !== undefined).map((e) => responseSchemaItem(e)),
           'every data, result and history item matches the declared responseSchema',
           'no executable capability declares a responseSchema',
         ),
-        checkOver('contracts.history_pagination', 2, pagination, 'history cursors lead to a valid next page', 'no history capability'),
+        checkOver(
+          'contracts.history_pagination',
+          LIVE_CONTRACT_WEIGHTS.history_pagination,
+          pagination,
+          'history cursors lead to a valid next page',
+          'no history capability',
+        ),
         checkOver(
           'contracts.realtime_stream',
-          2,
+          LIVE_CONTRACT_WEIGHTS.realtime_stream,
           streams,
           'every stream answers text/event-stream and sends a heartbeat within its interval',
           'no realtime capability',

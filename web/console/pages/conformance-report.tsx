@@ -33,7 +33,8 @@ export function ConformanceReport(props: { run: ConformanceRun }) {
           {DIMENSIONS.map(({ key, label }) => {
             const dimension = run.dimensions?.[key];
             if (!dimension) return null;
-            const low = dimension.ran && dimension.score < 5;
+            // A quick run's contracts leave their live checks to the full run, which judges the floor.
+            const low = dimension.ran && dimension.score < 5 && !dimension.checks.some((c) => c.deferred);
             return (
               <section key={key} class="dimension" aria-label={`${label} dimension`}>
                 <h3>{label}</h3>
@@ -61,15 +62,17 @@ export function ConformanceReport(props: { run: ConformanceRun }) {
                 )}
                 {!run.full && key === 'contracts' && dimension.ran && (
                   <p class="hint">
-                    Quick validation shares this dimension’s {dimension.max} points among the static contract checks only; a full run shares
-                    them with the live calls too, so the same check shows fewer points there.
+                    Quick validation scores the static contract checks with the points they have in a full run; the live checks, marked
+                    “full run”, are left out of this maximum and scored by a full run.
                   </p>
                 )}
                 {dimension.checks.length > 0 && (
                   <ul class="findings" aria-label={`${label} findings`}>
                     {dimension.checks.map((check) => (
                       <li key={check.id}>
-                        <StateBadge state={check.max === 0 ? 'not applicable' : check.passed ? 'passed' : 'failed'} />{' '}
+                        <StateBadge
+                          state={check.deferred ? 'full run' : check.max === 0 ? 'not applicable' : check.passed ? 'passed' : 'failed'}
+                        />{' '}
                         <code>{check.id}</code>{' '}
                         <span class="hint">
                           {check.points}/{check.max}
