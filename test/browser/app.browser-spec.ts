@@ -9,7 +9,7 @@ import { appToken, onboardDeveloper, publishPackage, registerApp } from '../supp
 import { SmtpSink } from '../support/smtp-sink';
 import { login } from '../support/users';
 
-type Descriptor = { name: string; type: string; surfaceGuidance: Record<string, unknown> };
+type Descriptor = { name: string; type: string; schema: unknown; surfaceGuidance: Record<string, unknown> };
 
 /**
  * The banking package of the test runtime, narrowed to what the home page
@@ -23,8 +23,16 @@ function homeCapabilities(): unknown[] {
     .map((c) =>
       c.name === 'transfer'
         ? { ...c, surfaceGuidance: { intent: 'actionable_insight', placement: ['home_widgets'], preferredComponents: ['action_row'] } }
-        : c,
+        : c.name === 'balance'
+          ? // Widgets are polled with the schema's defaults only (docs/components.md): the balance widget needs a default account.
+            { ...c, schema: withDefaultAccount(c.schema) }
+          : c,
     );
+}
+
+function withDefaultAccount(schema: unknown): unknown {
+  const s = schema as { properties: { account: Record<string, unknown> } };
+  return { ...s, properties: { ...s.properties, account: { ...s.properties.account, default: 'checking' } } };
 }
 
 describe('consumer app pages', () => {
@@ -171,11 +179,8 @@ describe('consumer app pages', () => {
       publisher.disconnect();
     }
     expect(await page.evaluate('window.injected')).toBe(false);
-    // The daily brief carries the balance too.
-    await page
-      .getByRole('region', { name: 'Daily brief' })
-      .getByText(/1,520\.75/)
-      .waitFor();
+    // The balance is placed on the home widgets and in the daily brief: the brief does not repeat a home widget.
+    await page.getByRole('region', { name: 'Daily brief' }).getByText('Nothing in today’s brief.').waitFor();
 
     // No action reaches the runtime without the user's click and confirmation.
     expect(runtime.requestsTo('/capabilities/transfer/execute')).toHaveLength(0);
@@ -204,8 +209,12 @@ describe('consumer app pages', () => {
 
     await go(page, 'Marketplace');
     await page.getByRole('link', { name: 'Acme Bank' }).click();
-    // None of its capabilities is placed in the service context.
-    await page.getByText('Acme Bank has nothing to show here.').waitFor();
+    // None of its capabilities is placed in the service context; the package page still shows its widgets and data.
+    await page
+      .getByRole('region', { name: 'Acme Bank for you' })
+      .getByRole('region', { name: 'Balance (Acme Bank)' })
+      .getByText(/1,520\.75/)
+      .waitFor();
     await page.getByRole('button', { name: 'Uninstall' }).click();
     const uninstall = page.getByRole('dialog', { name: 'Uninstall Acme Bank?' });
     await uninstall.getByRole('button', { name: 'Uninstall' }).click();

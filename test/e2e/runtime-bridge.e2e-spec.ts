@@ -21,11 +21,19 @@ const envelope = (code: string, message: string, retryable: boolean, retryAfter?
   error: { code, message, retryable, ...(retryAfter !== undefined ? { retryAfter } : {}) },
 });
 
-/** The bank package with a one-second state refresh so the worker's poller is observable. */
+/**
+ * The bank package with a one-second state refresh so the worker's poller is observable, and a default account:
+ * widgets are polled with the schema's defaults only (docs/components.md), so a widget needs one.
+ */
 function bridgeCapabilities(): unknown[] {
   return (goodPackageCapabilities() as Array<Record<string, unknown>>).map((c) =>
-    c.name === 'balance' ? { ...c, refreshInterval: 1 } : c,
+    c.name === 'balance' ? { ...c, refreshInterval: 1, schema: withDefaultAccount(c.schema) } : c,
   );
+}
+
+function withDefaultAccount(schema: unknown): unknown {
+  const s = schema as { properties: { account: Record<string, unknown> } };
+  return { ...s, properties: { ...s.properties, account: { ...s.properties.account, default: 'checking' } } };
 }
 
 /**
@@ -66,7 +74,9 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
       },
       { what: `${type} for ${requestId}` },
     );
-  const clearCache = () => redis.del(`${env.env.REDIS_PREFIX}:state:${installId}:balance`);
+  // Both cached copies of the balance: the last answer and the widget copy the poller paces itself by.
+  const clearCache = () =>
+    redis.del(`${env.env.REDIS_PREFIX}:state:${installId}:balance`, `${env.env.REDIS_PREFIX}:state-widget:${installId}:balance`);
 
   beforeAll(async () => {
     smtp = await SmtpSink.start();

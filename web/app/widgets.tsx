@@ -3,106 +3,55 @@ import type { Schemas } from '../shared/api';
 import { isObject } from '../shared/json';
 import { formatDate } from '../shared/ui';
 import { ActionForm } from './action-flow';
+import {
+  componentsToRender,
+  display,
+  formatValue,
+  headlineOf,
+  humanise,
+  isNumber,
+  labelOf,
+  pick,
+  seriesOf as contractSeries,
+  specOf,
+  statRows,
+} from './component-contracts';
 
 /**
  * Surface components (`GET /v1/surfaces/:placement`). Their data comes from
  * provider runtimes, so nothing about its shape is trusted: every value is
  * read defensively and rendered as text (never as HTML).
  */
-export type SurfaceComponent = Omit<Schemas['SurfaceComponentDto'], 'data' | 'input'> & {
+export type SurfaceComponent = Omit<Schemas['SurfaceComponentDto'], 'data' | 'input' | 'components' | 'title' | 'fields' | 'params'> & {
   data: unknown;
   input?: { schema?: unknown; example?: unknown };
+  /** Every preferred component, in order (older answers have `component` alone). */
+  components?: string[];
+  /** Widget heading from the descriptor. */
+  title?: string;
+  /** Label, unit and format per data field (docs/components.md). */
+  fields?: Record<string, unknown>;
+  /** State: the widget params; null when the provider gave no defaults for a required param. */
+  params?: unknown;
 };
 
-type Json = Record<string, unknown>;
+export { display, headlineOf, humanise, isNumber } from './component-contracts';
 
-export function isNumber(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value);
-}
-
-/** `availableBalance` / `next_meeting` → "Available balance" / "Next meeting". */
-export function humanise(key: string): string {
-  const words = key
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/[_-]+/g, ' ')
-    .trim()
-    .toLowerCase();
-  return words ? words[0].toUpperCase() + words.slice(1) : key;
-}
-
-/** Any value as short text: numbers localised, objects summarised, long text cut. */
-export function display(value: unknown): string {
-  if (value === null || value === undefined) return '—';
-  if (isNumber(value)) return value.toLocaleString(undefined, { maximumFractionDigits: 4 });
-  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
-  if (typeof value === 'string') return value.length > 200 ? `${value.slice(0, 199)}…` : value;
-  if (Array.isArray(value)) return value.length === 0 ? '—' : value.slice(0, 5).map(display).join(', ') + (value.length > 5 ? '…' : '');
-  try {
-    const text = JSON.stringify(value);
-    return text.length > 200 ? `${text.slice(0, 199)}…` : text;
-  } catch {
-    return '—';
-  }
-}
-
-function pick(data: Json, keys: string[]): unknown {
-  for (const key of keys) if (key in data && data[key] !== null && data[key] !== undefined) return data[key];
-  return undefined;
+/** A numeric series from data (component-contracts.ts `seriesOf`, values only). */
+export function seriesOf(data: unknown): number[] {
+  return contractSeries(data).values;
 }
 
 function text(value: unknown): string | null {
   return typeof value === 'string' && value.trim() ? value : isNumber(value) ? String(value) : null;
 }
 
-/** A numeric series from data: an array of numbers (or of objects with a value) under a usual name, or the first such array. */
-export function seriesOf(data: unknown): number[] {
-  const fromArray = (value: unknown): number[] | null => {
-    if (!Array.isArray(value)) return null;
-    const numbers = value
-      .map((item) => (isNumber(item) ? item : isObject(item) ? pick(item, ['value', 'y', 'v', 'count', 'amount']) : undefined))
-      .filter(isNumber);
-    return numbers.length >= 2 ? numbers : null;
-  };
-  if (Array.isArray(data)) return fromArray(data) ?? [];
-  if (!isObject(data)) return [];
-  for (const key of ['points', 'values', 'series', 'history', 'data']) {
-    const found = fromArray(data[key]);
-    if (found) return found;
-  }
-  for (const value of Object.values(data)) {
-    const found = fromArray(value);
-    if (found) return found;
-  }
-  return [];
-}
-
-/** The headline number of data: a usual name first, else the first number. */
-export function headlineOf(data: unknown): { key: string; value: number } | null {
-  if (isNumber(data)) return { key: 'value', value: data };
-  if (!isObject(data)) return null;
-  for (const key of ['value', 'current', 'rate', 'price', 'available', 'total', 'count', 'score']) {
-    if (isNumber(data[key])) return { key, value: data[key] };
-  }
-  const entry = Object.entries(data).find(([, value]) => isNumber(value));
-  return entry ? { key: entry[0], value: entry[1] as number } : null;
-}
-
-function StatRow(props: { data: unknown }) {
-  const { data } = props;
-  let rows: Array<[string, string]> = [];
-  if (isObject(data) && Array.isArray(data.stats)) {
-    rows = (data.stats as unknown[]).filter(isObject).map((stat) => [text(stat.label) ?? text(stat.name) ?? '—', display(stat.value)]);
-  } else if (isObject(data)) {
-    rows = Object.entries(data)
-      .filter(([, value]) => value === null || ['string', 'number', 'boolean'].includes(typeof value))
-      .map(([key, value]) => [humanise(key), display(value)]);
-  } else if (data !== null && data !== undefined) {
-    rows = [['Value', display(data)]];
-  }
+function StatRow(props: { data: unknown; fields?: unknown }) {
+  const rows = statRows(props.data, props.fields);
   if (rows.length === 0) return <p class="muted">No figures to show.</p>;
   return (
     <dl class="stat-row">
-      {rows.slice(0, 8).map(([label, value], i) => (
+      {rows.map(({ label, value }, i) => (
         <div class="stat" key={`${label}-${i}`}>
           <dt>{label}</dt>
           <dd>{value}</dd>
@@ -113,7 +62,8 @@ function StatRow(props: { data: unknown }) {
 }
 
 /** An inline SVG trend line with a text alternative (the SVG itself is a labelled image). */
-export function Sparkline(props: { values: number[]; label: string }) {
+export function Sparkline(props: { values: number[]; label: string; format?: (value: number) => string }) {
+  const show = props.format ?? display;
   const values = props.values.filter(isNumber).slice(-60);
   if (values.length === 0) return <p class="muted">No trend yet.</p>;
   const min = Math.min(...values);
@@ -121,8 +71,8 @@ export function Sparkline(props: { values: number[]; label: string }) {
   const latest = values[values.length - 1];
   const summary =
     values.length === 1
-      ? `${props.label}: ${display(latest)}`
-      : `${props.label}: ${values.length} points from ${display(values[0])} to ${display(latest)}, lowest ${display(min)}, highest ${display(max)}`;
+      ? `${props.label}: ${show(latest)}`
+      : `${props.label}: ${values.length} points from ${show(values[0])} to ${show(latest)}, lowest ${show(min)}, highest ${show(max)}`;
   const width = 200;
   const height = 48;
   const span = max - min || 1;
@@ -138,7 +88,7 @@ export function Sparkline(props: { values: number[]; label: string }) {
         )}
       </svg>
       <figcaption>
-        <span class="sparkline-latest">{display(latest)}</span> <span class="muted">latest</span>
+        <span class="sparkline-latest">{show(latest)}</span> <span class="muted">latest</span>
       </figcaption>
     </figure>
   );
@@ -271,44 +221,65 @@ function Badges(props: { model: SurfaceComponent; live: boolean }) {
   );
 }
 
-/** One surface component as a card: a heading (package and capability), badges and the component's body. */
+/** The body of one non-action component for data (its contract: docs/components.md). */
+function ComponentBody(props: { component: string; model: SurfaceComponent; label: string; series?: number[] }) {
+  const { model, label } = props;
+  switch (props.component) {
+    case 'sparkline': {
+      const found = contractSeries(model.data);
+      const spec = specOf(model.fields, found.key ?? headlineOf(model.data)?.key ?? 'value');
+      const headline = headlineOf(model.data);
+      const values = found.values.length > 0 ? found.values : (props.series ?? []);
+      const seriesLabel = found.key ? `${label}, ${labelOf(found.key, spec)}` : label;
+      return (
+        <Sparkline
+          values={values.length > 0 ? values : headline ? [headline.value] : []}
+          label={seriesLabel}
+          format={(value) => formatValue(value, spec)}
+        />
+      );
+    }
+    case 'ranked_list':
+      return <RankedList data={model.data} />;
+    case 'progress_bar':
+      return <ProgressBar data={model.data} label={label} />;
+    case 'meeting_prep':
+      return <MeetingPrep data={model.data} />;
+    case 'cta_banner':
+      return <CtaBanner data={model.data} />;
+    default:
+      return <StatRow data={model.data} fields={model.fields} />;
+  }
+}
+
+/**
+ * One surface component as a card: a heading (the descriptor's title, else the
+ * capability name), the package, badges, and every preferred component that
+ * fits the data, in the provider's order (component-contracts.ts).
+ */
 export function Widget(props: { model: SurfaceComponent; series?: number[]; live?: boolean; onActionDone?: () => void }) {
   const { model } = props;
-  const title = humanise(model.capability.name);
+  const title = typeof model.title === 'string' && model.title.trim() ? model.title : humanise(model.capability.name);
   const isAction = model.capability.mode === 'action';
   const label = `${title} (${model.package.name})`;
   let body: ComponentChildren;
   if (isAction) {
     const form = <ActionForm model={model} onDone={props.onActionDone} />;
     body = model.component === 'cta_banner' ? <CtaBanner data={model.data}>{form}</CtaBanner> : form;
+  } else if ((model.data === null || model.data === undefined) && model.capability.mode === 'state' && model.params === null) {
+    body = <p class="muted">{model.package.name} has not said what this widget shows by default, so there is nothing to show yet.</p>;
   } else if ((model.data === null || model.data === undefined) && model.capability.mode === 'state') {
     body = <p class="muted">Waiting for the first data from {model.package.name}…</p>;
   } else if (model.data === null || model.data === undefined) {
     body = <p class="muted">Nothing from {model.package.name} yet.</p>;
   } else {
-    switch (model.component) {
-      case 'sparkline': {
-        const series = seriesOf(model.data);
-        const values = series.length > 0 ? series : (props.series ?? []);
-        const headline = headlineOf(model.data);
-        body = <Sparkline values={values.length > 0 ? values : headline ? [headline.value] : []} label={label} />;
-        break;
-      }
-      case 'ranked_list':
-        body = <RankedList data={model.data} />;
-        break;
-      case 'progress_bar':
-        body = <ProgressBar data={model.data} label={label} />;
-        break;
-      case 'meeting_prep':
-        body = <MeetingPrep data={model.data} />;
-        break;
-      case 'cta_banner':
-        body = <CtaBanner data={model.data} />;
-        break;
-      default:
-        body = <StatRow data={model.data} />;
-    }
+    const live = (props.series?.length ?? 0) > 0 || (model.capability.mode === 'realtime' && headlineOf(model.data) !== null);
+    const shown = componentsToRender(model.components, model.component, model.data, { liveSeries: live });
+    body = shown.map((component) => (
+      <div class={`widget-part widget-part-${component}`} key={component}>
+        <ComponentBody component={component} model={model} label={label} series={props.series} />
+      </div>
+    ));
   }
   return (
     <section class={`card widget widget-${model.component}`} aria-label={label}>

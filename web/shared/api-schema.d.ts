@@ -842,6 +842,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/providers/account/password/reset': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Forgotten password: email a reset link (valid 1 hour, single use)
+     * @description Answers 202 with the same body, after the same work (one queued job), whether or not the address has an account; the worker mails a link to an active account only, so neither the answer nor its timing tells who is registered. Requests are counted per email address (5 an hour, known or not) and per client address (20 an hour) before anything is looked up; past either, 429 `rate_limit_exceeded` with `Retry-After`. The link opens `/console/reset-password?token=…`; a newer request invalidates the earlier unused links.
+     */
+    post: operations['AccountsController_requestPasswordReset'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/providers/account/password/reset/confirm': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set a new password with the token from a reset link
+     * @description An unknown, used, replaced or expired token answers 400 `invalid_reset_token`. The password follows the sign-up rules (400 `invalid_format`, the token stays usable). On success the link is used up and, in the same transaction, every console session of the account ends (its console tokens are refused at once, on every instance); the apps' client secrets and app tokens are left as they are. The email address counts as verified. A suspended account answers 403 `account_suspended` and nothing changes.
+     */
+    post: operations['AccountsController_confirmPasswordReset'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/providers/auth/login': {
     parameters: {
       query?: never;
@@ -1026,7 +1066,7 @@ export interface paths {
     put?: never;
     /**
      * Step 4: create a package and its first version
-     * @description Each capability descriptor needs only `type` and `schema` (full or short form); every other field has a documented default, and the stored form answered shows them. The runtime URL goes on the capabilities (`runtimeUrl`), or once on the package as their default; all capabilities of a version share one runtime. docs/descriptor.md has every field and a complete package per mode.
+     * @description Each capability descriptor needs only `type` and `schema` (full or short form); every other field has a documented default, and the stored form answered shows them. The runtime URL goes on the capabilities (`runtimeUrl`), or once on the package as their default; all capabilities of a version share one runtime. The body is checked against the published descriptor schema (`GET /v1/providers/descriptor.schema.json`): unknown fields are refused with the nearest known name, and a 400 lists every error at once in `errors`. docs/descriptor.md has every field and a complete package per mode.
      */
     post: operations['PackagesController_create'];
     delete?: never;
@@ -1066,7 +1106,7 @@ export interface paths {
     put?: never;
     /**
      * Add a version; its number must be greater than the last
-     * @description The version keeps its own `runtimeUrl` (given, or the newest version’s). The published version keeps calling its reviewed runtime until this version is published.
+     * @description The version keeps its own `runtimeUrl` (given, or the newest version’s). The published version keeps calling its reviewed runtime until this version is published. The body is checked against `#/$defs/version` of the descriptor schema; a 400 lists every error at once in `errors`.
      */
     post: operations['PackagesController_addVersion'];
     delete?: never;
@@ -1084,7 +1124,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Step 5: conformance. Local (schema, contracts, documentation) answers the result; ?full=true queues a full run */
+    /**
+     * Step 5: conformance. Local (schema, contracts, documentation) answers the result; ?full=true queues a full run
+     * @description Without a body, the stored version is validated. With a body `{ capabilities }` (`#/$defs/draft` of the descriptor schema), those descriptors are checked against the descriptor schema (a 400 lists every error at once in `errors`) and validated locally in place of the stored ones, against the version’s runtime, without being stored; a full run (`?full=true`) always validates the stored version, so it takes no body.
+     */
     post: operations['PackagesController_validate'];
     delete?: never;
     options?: never;
@@ -1205,6 +1248,26 @@ export interface paths {
     put?: never;
     /** Lift a suspension */
     post: operations['OperatorPackagesController_reinstate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/providers/descriptor.schema.json': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The package descriptor JSON Schema (2020-12): every field of a package, version and capability, per mode, with defaults
+     * @description The schema the service validates `POST /v1/providers/packages` (the root), `POST …/versions` (`#/$defs/version`) and a validate draft (`#/$defs/draft`) with. Its `$id` is this path. Put `"$schema": "<base URL>/v1/providers/descriptor.schema.json"` at the top of a package JSON file to have an editor check and complete it; the service ignores that member. No credentials needed.
+     */
+    get: operations['DescriptorSchemaController_schema'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -1818,6 +1881,8 @@ export interface components {
             points: number;
             max: number;
             detail: string;
+            /** @description Present and true on a quick validation for a live check it does not run: 0 of 0 points here, its share left out of the dimension max, scored in a full run */
+            deferred?: boolean;
           }[];
         };
       } | null;
@@ -1931,6 +1996,28 @@ export interface components {
       redirect_to: string;
       install_id: string;
     };
+    ProblemFieldErrorDto: {
+      /**
+       * @description The request field at fault
+       * @example capabilities[0].responseschema
+       */
+      field: string;
+      /**
+       * @description JSONPath into the schema at fault: for invalid_schema, into the capability’s own JSON Schema; otherwise the rule of the descriptor schema (GET /v1/providers/descriptor.schema.json) that refused
+       * @example $.$defs.stateCapability.additionalProperties
+       */
+      schema_path: string;
+      /**
+       * @description What is wrong, naming the field
+       * @example `capabilities[0].responseschema` is not a known field; did you mean `responseSchema`?
+       */
+      message: string;
+      /**
+       * @description Problem code of this error
+       * @enum {string}
+       */
+      code: 'missing_field' | 'invalid_format' | 'invalid_schema';
+    };
     ProblemDetailsDto: {
       /**
        * @description URI of the problem type: `{docs_url}/developers/errors#<code>`
@@ -1963,10 +2050,12 @@ export interface components {
        */
       field?: string;
       /**
-       * @description JSON pointer into the descriptor schema at fault (descriptor validation)
-       * @example /capabilities/0/name
+       * @description JSONPath into the capability schema at fault (invalid_schema)
+       * @example $.properties.amount
        */
       schema_path?: string;
+      /** @description Every error of a refused package, version or validate request, in the order of the body; `field` (and `schema_path` for invalid_schema) above repeat the first */
+      errors?: components['schemas']['ProblemFieldErrorDto'][];
     };
     ExecutionContextDto: {
       /** @description Language tag passed to the runtime (default en) */
@@ -2244,6 +2333,28 @@ export interface components {
     ConfirmMfaDto: {
       code: string;
     };
+    PasswordResetRequestDto: {
+      /** @description The address of the developer account */
+      email: string;
+    };
+    PasswordResetRequestedDto: {
+      /** @description The address, as given */
+      email: string;
+      /** @description What to do next, for people */
+      message: string;
+    };
+    PasswordResetConfirmDto: {
+      /** @description Token from the reset link (single use, 1 hour) */
+      token: string;
+      /** @description The new password: the same rules as at sign-up */
+      password: string;
+    };
+    PasswordResetDoneDto: {
+      /** @description The account address, to log in with */
+      email: string;
+      /** @description What happened and what to do next, for people */
+      message: string;
+    };
     DeveloperLoginDto: {
       email: string;
       password: string;
@@ -2406,7 +2517,10 @@ export interface components {
       placement?: ('home_widgets' | 'daily_brief' | 'service_context' | 'connection_profile')[];
       /** @description Default: the components typical of the mode */
       preferredComponents?: ('stat_row' | 'sparkline' | 'ranked_list' | 'action_row' | 'progress_bar' | 'cta_banner' | 'meeting_prep')[];
-      /** @description Other spelling of preferredComponents (used when that is absent) */
+      /**
+       * @deprecated
+       * @description The spec’s other spelling of preferredComponents, stored as preferredComponents; giving both is refused
+       */
       components?: ('stat_row' | 'sparkline' | 'ranked_list' | 'action_row' | 'progress_bar' | 'cta_banner' | 'meeting_prep')[];
     };
     StateCapabilityInputDto: {
@@ -2583,6 +2697,8 @@ export interface components {
       events?: components['schemas']['WebhookEventTypeInputDto'][];
     };
     CreatePackageDto: {
+      /** @description The URL of the descriptor schema, for editors; ignored */
+      $schema?: string;
       appId: string;
       name: string;
       /** @example acme-calendar */
@@ -2748,11 +2864,15 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
       versions?: components['schemas']['VersionDto'][];
+      /** @description Active installs of the package (users who installed it and have not removed it); in the package detail only */
+      installCount?: number;
     };
     PackageListDto: {
       packages: components['schemas']['PackageDto'][];
     };
     CreateVersionDto: {
+      /** @description The URL of the descriptor schema, for editors; ignored */
+      $schema?: string;
       version: string;
       /** @description Capability descriptors, full or short form (docs/descriptor.md). Only `type` and `schema` are required; every other field has a documented default */
       capabilities: (
@@ -2764,6 +2884,18 @@ export interface components {
       )[];
       /** @description Default for the capabilities’ `runtimeUrl` in this version; without either, the newest version’s runtime. Conformance runs of this version call it; live traffic (executions, state polling, realtime streams) moves to it only when this version is published */
       runtimeUrl?: string;
+    };
+    ValidateDraftDto: {
+      /** @description The URL of the descriptor schema, for editors; ignored */
+      $schema?: string;
+      /** @description Capability descriptors, full or short form (docs/descriptor.md). Only `type` and `schema` are required; every other field has a documented default */
+      capabilities: (
+        | components['schemas']['StateCapabilityInputDto']
+        | components['schemas']['ActionCapabilityInputDto']
+        | components['schemas']['HistoryCapabilityInputDto']
+        | components['schemas']['RealtimeCapabilityInputDto']
+        | components['schemas']['WebhookCapabilityInputDto']
+      )[];
     };
     LocalValidationResultDto: {
       id: string;
@@ -2783,6 +2915,8 @@ export interface components {
             points: number;
             max: number;
             detail: string;
+            /** @description Present and true on a quick validation for a live check it does not run: 0 of 0 points here, its share left out of the dimension max, scored in a full run */
+            deferred?: boolean;
           }[];
         };
       };
@@ -2815,6 +2949,8 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
       versions?: components['schemas']['VersionDto'][];
+      /** @description Active installs of the package (users who installed it and have not removed it); in the package detail only */
+      installCount?: number;
       version: components['schemas']['VersionDto'];
       catalogUrl: string;
     };
@@ -2863,6 +2999,13 @@ export interface components {
       message: string;
       remediation: string;
     };
+    SurfaceFieldDto: {
+      label?: string;
+      unit?: string;
+      /** @enum {string} */
+      format?: 'number' | 'integer' | 'percent' | 'currency' | 'date' | 'datetime' | 'text';
+      hidden?: boolean;
+    };
     SurfacePackageDto: {
       id: string;
       name: string;
@@ -2877,7 +3020,20 @@ export interface components {
       package: components['schemas']['SurfacePackageDto'];
       capability: components['schemas']['SurfaceCapabilityDto'];
       intent: string;
+      /** @description The first preferred component (kept for older clients) */
       component: string;
+      /** @description Every preferred component, in order; the app renders each that fits the data (docs/components.md) */
+      components: string[];
+      /** @description Widget heading from the descriptor (surfaceGuidance.title) */
+      title?: string;
+      /** @description Label, unit and format per top-level data field (surfaceGuidance.fields) */
+      fields?: {
+        [key: string]: components['schemas']['SurfaceFieldDto'];
+      };
+      /** @description State capabilities: the params the widget is polled with (the schema defaults); null when the schema requires a param without a default, so nothing is polled */
+      params?: {
+        [key: string]: unknown;
+      } | null;
       /** @description Cached state data */
       data: {
         [key: string]: unknown;
@@ -8614,6 +8770,200 @@ export interface operations {
       };
     };
   };
+  AccountsController_requestPasswordReset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PasswordResetRequestDto'];
+      };
+    };
+    responses: {
+      202: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PasswordResetRequestedDto'];
+        };
+      };
+      /** @description The request is malformed or fails validation */
+      400: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description The body is too large */
+      413: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description Unsupported media type */
+      415: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description Rate limit exceeded; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description Unexpected server error */
+      500: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description Temporarily unavailable (a dependency is down, or the service is shutting down) */
+      503: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+    };
+  };
+  AccountsController_confirmPasswordReset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PasswordResetConfirmDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PasswordResetDoneDto'];
+        };
+      };
+      /** @description The request is malformed or fails validation */
+      400: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description The credentials do not allow this */
+      403: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description The body is too large */
+      413: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description Unsupported media type */
+      415: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description Rate limit exceeded; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description Unexpected server error */
+      500: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description Temporarily unavailable (a dependency is down, or the service is shutting down) */
+      503: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+    };
+  };
   AccountsController_login: {
     parameters: {
       query?: never;
@@ -10303,7 +10653,11 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['ValidateDraftDto'];
+      };
+    };
     responses: {
       /** @description Local validation result */
       200: {
@@ -10359,6 +10713,26 @@ export interface operations {
       };
       /** @description Not found (or not visible to the caller) */
       404: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description The body is too large */
+      413: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description Unsupported media type */
+      415: {
         headers: {
           'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
           [name: string]: unknown;
@@ -11119,6 +11493,73 @@ export interface operations {
       429: {
         headers: {
           'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description Unexpected server error */
+      500: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+      /** @description Temporarily unavailable (a dependency is down, or the service is shutting down) */
+      503: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetailsDto'];
+        };
+      };
+    };
+  };
+  DescriptorSchemaController_schema: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The JSON Schema document */
+      200: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/schema+json': {
+            $schema: string;
+            $id: string;
+            $defs: {
+              [key: string]: unknown;
+            };
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Rate limit exceeded; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };

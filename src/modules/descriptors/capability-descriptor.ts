@@ -48,11 +48,29 @@ export interface CapabilityDescriptor {
   schema: JsonSchema;
   /** Optional schema of the runtime's `data`/`result`/item objects. */
   responseSchema?: JsonSchema;
-  surfaceGuidance: { intent: Intent; placement: Placement[]; preferredComponents: Component[] };
+  surfaceGuidance: {
+    intent: Intent;
+    placement: Placement[];
+    preferredComponents: Component[];
+    /** Widget heading (docs/components.md); absent: the capability name made readable. */
+    title?: string;
+    /** How components show the data's top-level fields, by field name (docs/components.md). */
+    fields?: Record<string, SurfaceField>;
+  };
   /** Event types a `webhook` capability may push, each with the schema of its `data`. */
   events?: WebhookEventType[];
   examples?: unknown[];
 }
+
+/** How one field of a capability's data is shown (`surfaceGuidance.fields`, docs/components.md). */
+export interface SurfaceField {
+  label?: string;
+  unit?: string;
+  format?: FieldFormat;
+  hidden?: boolean;
+}
+export const FIELD_FORMATS = ['number', 'integer', 'percent', 'currency', 'date', 'datetime', 'text'] as const;
+export type FieldFormat = (typeof FIELD_FORMATS)[number];
 
 /** Components the spec lists as typical for each mode; used by documentation checks and surfaces. */
 export const TYPICAL_COMPONENTS: Record<CapabilityMode, Component[]> = {

@@ -10,12 +10,15 @@ import {
   DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
   DEFAULT_REFRESH_INTERVAL_SECONDS,
   DEFAULT_SURFACE_GUIDANCE,
+  FIELD_FORMATS,
+  FieldFormat,
   Intent,
   INTENTS,
   isPathSafeName,
   JsonSchema,
   Placement,
   PLACEMENTS,
+  SurfaceField,
   TYPICAL_COMPONENTS,
   WebhookEventType,
 } from './capability-descriptor';
@@ -104,7 +107,45 @@ function surfaceGuidance(raw: unknown, field: string, type: CapabilityMode): Cap
   const key = guidance.preferredComponents !== undefined ? 'preferredComponents' : 'components';
   const preferredComponents =
     guidance[key] === undefined ? [...TYPICAL_COMPONENTS[type]] : listOf<Component>(guidance[key], COMPONENTS, `${field}.${key}`);
-  return { intent, placement, preferredComponents };
+  return { intent, placement, preferredComponents, ...surfacePresentation(guidance, field) };
+}
+
+/** The optional widget title and field presentation of surface guidance (docs/components.md); kept only when given. */
+function surfacePresentation(
+  guidance: Record<string, unknown>,
+  field: string,
+): Pick<CapabilityDescriptor['surfaceGuidance'], 'title' | 'fields'> {
+  const text = (value: unknown, at: string, max: number): string => {
+    if (typeof value !== 'string' || value.length < 1 || value.length > max)
+      throw new ProblemError('invalid_format', `${at} must be a string of 1 to ${max} characters`, { field: at });
+    return value;
+  };
+  const out: Pick<CapabilityDescriptor['surfaceGuidance'], 'title' | 'fields'> = {};
+  if (guidance.title !== undefined) out.title = text(guidance.title, `${field}.title`, 80);
+  if (guidance.fields !== undefined) {
+    if (!isObject(guidance.fields))
+      throw new ProblemError('invalid_format', `${field}.fields must be an object`, { field: `${field}.fields` });
+    const entries = Object.entries(guidance.fields);
+    if (entries.length > 50)
+      throw new ProblemError('invalid_format', `${field}.fields names at most 50 fields`, { field: `${field}.fields` });
+    out.fields = Object.fromEntries(
+      entries.map(([name, raw]) => {
+        const at = `${field}.fields.${name}`;
+        text(name, `${field}.fields (a field name)`, 100);
+        if (!isObject(raw)) throw new ProblemError('invalid_format', `${at} must be an object`, { field: at });
+        const spec: SurfaceField = {};
+        if (raw.label !== undefined) spec.label = text(raw.label, `${at}.label`, 80);
+        if (raw.unit !== undefined) spec.unit = text(raw.unit, `${at}.unit`, 16);
+        if (raw.format !== undefined) spec.format = oneOf<FieldFormat>(raw.format, FIELD_FORMATS, `${at}.format`);
+        if (raw.hidden !== undefined) {
+          if (typeof raw.hidden !== 'boolean') throw new ProblemError('invalid_format', `${at}.hidden must be a boolean`, { field: at });
+          spec.hidden = raw.hidden;
+        }
+        return [name, spec];
+      }),
+    );
+  }
+  return out;
 }
 
 function eventType(entry: Record<string, unknown>, at: string): string {

@@ -3,9 +3,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
-import { QUEUES } from '../../infra/queue/queues';
+import { QUEUES, RUNTIME_BRIDGE_JOBS } from '../../infra/queue/queues';
 
-export const RUNTIME_BRIDGE_JOBS = { statePollTick: 'state-poll-tick' } as const;
+export { RUNTIME_BRIDGE_JOBS } from '../../infra/queue/queues';
 
 /** Producer of the `runtime-bridge` queue: the repeating tick of the state polling scheduler. */
 @Injectable()

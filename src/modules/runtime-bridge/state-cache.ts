@@ -7,7 +7,7 @@ import { getMany, type RedisClient } from '../../infra/redis/redis-client';
 /** The latest data of one capability of one install, as surfaces read it. */
 export interface CachedState {
   data: Record<string, unknown>;
-  /** Params the data was fetched with; the poller refreshes with the same. */
+  /** Params the data was fetched with (for the widget copy: the widget params, see `widgetParams` in state-poller.ts). */
   params: Record<string, unknown>;
   /** Seconds the runtime said the data stays valid (`state`); 0 for pushed data. */
   ttl: number;
@@ -28,9 +28,14 @@ const RETENTION_SECONDS = 7 * 24 * 3600;
 export const STALE_AFTER_FAILURES = 3;
 
 /**
- * Redis cache of capability data per install and capability: state answers
- * (for `ttl`), the latest realtime event and the latest webhook event. It is
- * what surfaces render from.
+ * Redis cache of capability data per install and capability, two copies:
+ * - the last copy (`store`/`get`): the latest state answer whatever its params
+ *   (what an API call's `ttl` is served from), the latest realtime event and
+ *   the latest webhook event; surfaces render realtime and webhook data from it;
+ * - the widget copy (`storeWidget`/`getWidget`) of a state capability: written
+ *   only by the poller, always with the widget params (the schema's defaults),
+ *   so a user's one-off call with other params never changes what the
+ *   surfaces show (docs/components.md, "Which params a widget shows").
  */
 @Injectable()
 export class StateCache {
@@ -39,8 +44,8 @@ export class StateCache {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  private key(installId: string, capability: string): string {
-    return `${this.config.redisPrefix}:state:${installId}:${capability}`;
+  private key(installId: string, capability: string, copy: 'last' | 'widget' = 'last'): string {
+    return `${this.config.redisPrefix}:${copy === 'widget' ? 'state-widget' : 'state'}:${installId}:${capability}`;
   }
 
   async get(installId: string, capability: string): Promise<CachedState | undefined> {
@@ -48,27 +53,64 @@ export class StateCache {
     return raw ? (JSON.parse(raw) as CachedState) : undefined;
   }
 
-  async getMany(keys: Array<{ installId: string; capability: string }>): Promise<Array<CachedState | undefined>> {
+  /** The widget copy of a state capability (see the class comment). */
+  async getWidget(installId: string, capability: string): Promise<CachedState | undefined> {
+    const raw = await this.redis.get(this.key(installId, capability, 'widget'));
+    return raw ? (JSON.parse(raw) as CachedState) : undefined;
+  }
+
+  async getMany(keys: Array<{ installId: string; capability: string; copy?: 'last' | 'widget' }>): Promise<Array<CachedState | undefined>> {
     const raws = await getMany(
       this.redis,
-      keys.map((k) => this.key(k.installId, k.capability)),
+      keys.map((k) => this.key(k.installId, k.capability, k.copy)),
     );
     return raws.map((raw) => (raw ? (JSON.parse(raw) as CachedState) : undefined));
   }
 
+  /**
+   * Writes the last copy. A state answer fetched with the same params as the
+   * widget copy is fresher data for the widget: it replaces the widget copy
+   * too (keeping its poll pacing); an answer with other params never does.
+   */
   async store(installId: string, capability: string, entry: Omit<CachedState, 'stale' | 'failures' | 'attemptedAt'>): Promise<CachedState> {
     const full: CachedState = { ...entry, stale: false, failures: 0, attemptedAt: Date.now() };
-    await this.redis.set(this.key(installId, capability), JSON.stringify(full), 'EX', RETENTION_SECONDS);
+    const widget = entry.source === 'state' ? await this.getWidget(installId, capability) : undefined;
+    // Two keys in different cluster slots: two writes, not one MULTI.
+    await Promise.all([
+      this.redis.set(this.key(installId, capability), JSON.stringify(full), 'EX', RETENTION_SECONDS),
+      widget && JSON.stringify(widget.params) === JSON.stringify(entry.params)
+        ? this.redis.set(
+            this.key(installId, capability, 'widget'),
+            JSON.stringify({ ...full, attemptedAt: widget.attemptedAt }),
+            'EX',
+            RETENTION_SECONDS,
+          )
+        : undefined,
+    ]);
     return full;
   }
 
-  /** Counts a failed refresh; the copy turns stale after a few in a row. */
+  /** Writes the widget copy of a state capability (the poller only, with the widget params). */
+  async storeWidget(
+    installId: string,
+    capability: string,
+    entry: Omit<CachedState, 'stale' | 'failures' | 'attemptedAt'>,
+  ): Promise<CachedState> {
+    const full: CachedState = { ...entry, stale: false, failures: 0, attemptedAt: Date.now() };
+    await this.redis.set(this.key(installId, capability, 'widget'), JSON.stringify(full), 'EX', RETENTION_SECONDS);
+    return full;
+  }
+
+  /**
+   * Counts a failed refresh of the widget copy; it turns stale after a few in a
+   * row (the poller's Redis schedule paces retries when there is no copy yet).
+   */
   async markFailure(installId: string, capability: string): Promise<CachedState | undefined> {
-    const current = await this.get(installId, capability);
+    const current = await this.getWidget(installId, capability);
     if (!current) return undefined;
     const failures = current.failures + 1;
     const next = { ...current, failures, stale: current.stale || failures >= STALE_AFTER_FAILURES, attemptedAt: Date.now() };
-    await this.redis.set(this.key(installId, capability), JSON.stringify(next), 'EX', RETENTION_SECONDS);
+    await this.redis.set(this.key(installId, capability, 'widget'), JSON.stringify(next), 'EX', RETENTION_SECONDS);
     return next;
   }
 

@@ -12,7 +12,7 @@ import { CapabilityExecutor } from './capability-executor.service';
 import { CapabilitySchemas } from './capability-schemas';
 import { ExecutionFailure } from './execution-failure';
 import { PhaseClock } from './execution-traces.service';
-import { CachedState, StateCache } from './state-cache';
+import { StateCache } from './state-cache';
 import { isObject } from '../../common/json';
 
 /** Consecutive failed state polls of one package that count as "sustained health check failures". */
@@ -21,31 +21,29 @@ export const HEALTH_FAILURES_BEFORE_SUSPENSION = 20;
 export const DEFAULT_REFRESH_INTERVAL_SECONDS = 300;
 
 /**
- * What a poll sends as `params`, first valid of: the params of the last call
- * (so surfaces show what the user last asked for), the first example's, and
- * the schema's top-level `default`s (an empty object when it has none). None
- * valid (the schema requires a field only a caller can give): undefined.
+ * The widget params of a state capability: what every poll sends as `params`,
+ * and so what its widget shows. They are the schema's top-level `default`s (an
+ * empty object when it has none), a stable choice that depends on the
+ * descriptor alone: neither a user's one-off call nor the examples change
+ * them (docs/components.md, "Which params a widget shows"). When they are not
+ * valid (the schema requires a field without a default): undefined, and the
+ * capability is not polled (its widget says it has no data).
  */
-export function pollParams(capability: CapabilityDescriptor, cached: CachedState | undefined): Record<string, unknown> | undefined {
+export function widgetParams(capability: CapabilityDescriptor): Record<string, unknown> | undefined {
   const properties = isObject(capability.schema.properties) ? capability.schema.properties : {};
   const defaults = Object.fromEntries(
     Object.entries(properties).flatMap(([name, property]) =>
       isObject(property) && 'default' in property ? [[name, property.default]] : [],
     ),
   );
-  const example = capability.examples?.[0];
-  const candidates = [
-    cached?.source === 'state' ? cached.params : undefined,
-    isObject(example) && isObject(example.params) ? example.params : undefined,
-    defaults,
-  ];
-  return candidates.find((params) => params !== undefined && CapabilitySchemas.checkRequest(capability, params).valid);
+  return CapabilitySchemas.checkRequest(capability, defaults).valid ? defaults : undefined;
 }
 
 /**
  * The worker's state polling scheduler. Every state capability of every active
  * install is polled from the install on (the first tick after it), then every
- * `refreshInterval`, through the same execution pipeline as an API call; an
+ * `refreshInterval`, with its widget params (`widgetParams`), through the same
+ * execution pipeline as an API call, into the widget copy of the cache; an
  * uninstalled (or suspended) install drops out of the active set and is no
  * longer polled. Failures leave the cached copy in place (served, then marked
  * stale) and count towards the package's health signal; a retryable runtime
@@ -73,14 +71,14 @@ export class StatePoller {
       for (const capability of target.capabilities) {
         if (capability.type !== 'state') continue;
         const intervalMs = (capability.refreshInterval ?? DEFAULT_REFRESH_INTERVAL_SECONDS) * 1000;
-        const cached = await this.cache.get(target.install_id, capability.name);
+        const cached = await this.cache.getWidget(target.install_id, capability.name);
         if (cached && Date.now() - cached.attemptedAt < intervalMs) continue;
         // The schedule of one install's capability: due when this key is gone. Set for one interval per poll (whatever
         // the number of workers), or for a retry's delay when the runtime asked to be called again later.
         const due = `${this.config.redisPrefix}:state-poll:${target.install_id}:${capability.name}`;
         if ((await this.redis.set(due, '1', 'PX', Math.max(intervalMs - 50, 50), 'NX')) !== 'OK') continue;
-        const params = pollParams(capability, cached);
-        // The schema requires params no call has given yet: nothing valid to poll with until one does.
+        const params = widgetParams(capability);
+        // The schema requires a param without a default: no widget params, nothing to poll with.
         if (!params) continue;
         const retriesKey = `${this.config.redisPrefix}:state-poll-retries:${target.install_id}:${capability.name}`;
         const retriesDone = Number(await this.redis.get(retriesKey)) || 0;
@@ -88,7 +86,7 @@ export class StatePoller {
         try {
           const clock = new PhaseClock();
           clock.enter('resolve');
-          await this.executor.state(
+          const answer = await this.executor.state(
             newId('req'),
             clock,
             target,
@@ -99,6 +97,15 @@ export class StatePoller {
             undefined,
             { queued: true, retriesDone },
           );
+          await this.cache.storeWidget(target.install_id, capability.name, {
+            data: answer.data,
+            params,
+            ttl: answer.ttl,
+            metadata: answer.metadata,
+            fetchedAt: answer.fetchedAt,
+            degraded: answer.status === 'degraded',
+            source: 'state',
+          });
         } catch (error) {
           if (error instanceof ExecutionFailure && error.retryInMs !== undefined) {
             // Queued work waits the full delay (retryAfter first, up to 5 minutes): the next poll of this capability

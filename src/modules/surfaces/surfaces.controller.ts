@@ -1,11 +1,12 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AuthenticatedUser, CurrentUser } from '../access/authenticated-user';
 import { UserApi } from '../access/user-auth.guard';
 import { SurfacesService } from './surfaces.service';
-import { SurfaceDto } from './surfaces.dto';
+import { SurfaceDto, SurfaceFieldDto } from './surfaces.dto';
 
 @ApiTags('surfaces')
+@ApiExtraModels(SurfaceFieldDto)
 @UserApi()
 @Controller('v1/surfaces')
 export class SurfacesController {

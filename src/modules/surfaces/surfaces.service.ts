@@ -10,7 +10,8 @@ import {
   PLACEMENTS,
   TYPICAL_COMPONENTS,
 } from '../descriptors/capability-descriptor';
-import { StateCache } from '../runtime-bridge/state-cache';
+import { CachedState, StateCache } from '../runtime-bridge/state-cache';
+import { widgetParams } from '../runtime-bridge/state-poller';
 
 /** The first example's `input` of an action capability, when the provider gave one. */
 function exampleInput(capability: CapabilityDescriptor): Record<string, unknown> | null {
@@ -18,6 +19,25 @@ function exampleInput(capability: CapabilityDescriptor): Record<string, unknown>
   if (!first || typeof first !== 'object') return null;
   const input = (first as { input?: unknown }).input;
   return input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : null;
+}
+
+/**
+ * The data a surface shows for a state capability: the widget copy (polled
+ * with the widget params), or the last copy when it was fetched with the same
+ * params and is newer (a user's call with the widget params refreshes the
+ * widget too); a call with other params never shows.
+ */
+export function widgetState(
+  capability: CapabilityDescriptor,
+  widget: CachedState | undefined,
+  last: CachedState | undefined,
+): CachedState | undefined {
+  if (capability.type !== 'state') return last;
+  const params = widgetParams(capability);
+  const sameParams = last?.source === 'state' && params !== undefined && JSON.stringify(last.params) === JSON.stringify(params);
+  if (!sameParams) return widget;
+  if (!widget || Date.parse(last.fetchedAt) > Date.parse(widget.fetchedAt)) return last;
+  return widget;
 }
 
 /** Most urgent first: what needs the user's attention leads a surface, background context and deep dives follow. */
@@ -50,16 +70,32 @@ export class SurfacesService {
         if (capability.surfaceGuidance?.placement?.includes(placement as Placement)) entries.push({ target, capability });
       }
     }
-    const cached = await this.cache.getMany(entries.map((e) => ({ installId: e.target.install_id, capability: e.capability.name })));
-    const components = entries.map((entry, i) => {
-      const preferred = (entry.capability.surfaceGuidance.preferredComponents ?? []).find((c) => COMPONENTS.includes(c));
-      const component: Component = preferred ?? TYPICAL_COMPONENTS[entry.capability.type][0];
-      const state = cached[i];
+    // The daily brief is a digest of what the home widgets do not already show: a capability placed on both is a home
+    // widget only (docs/components.md, "Placements").
+    const shown =
+      placement === 'daily_brief' ? entries.filter((e) => !e.capability.surfaceGuidance.placement.includes('home_widgets')) : entries;
+    const keys = shown.map((e) => ({ installId: e.target.install_id, capability: e.capability.name }));
+    const [last, widget] = await Promise.all([
+      this.cache.getMany(keys),
+      this.cache.getMany(keys.map((k) => ({ ...k, copy: 'widget' as const }))),
+    ]);
+    const components = shown.map((entry, i) => {
+      const guidance = entry.capability.surfaceGuidance;
+      const preferred = (guidance.preferredComponents ?? []).filter((c) => COMPONENTS.includes(c));
+      const component: Component = preferred[0] ?? TYPICAL_COMPONENTS[entry.capability.type][0];
+      const state = widgetState(entry.capability, widget[i], last[i]);
       return {
         package: { id: entry.target.package_id, name: entry.target.package_name, installId: entry.target.install_id },
         capability: { name: entry.capability.name, mode: entry.capability.type, description: entry.capability.description },
-        intent: entry.capability.surfaceGuidance.intent,
+        intent: guidance.intent,
         component,
+        // Every component the provider prefers, in order: the app renders each that fits the data (docs/components.md).
+        components: preferred.length > 0 ? preferred : [component],
+        ...(guidance.title ? { title: guidance.title } : {}),
+        ...(guidance.fields && Object.keys(guidance.fields).length > 0 ? { fields: guidance.fields } : {}),
+        // State: the params the widget is polled with (the schema's defaults); null when the schema requires a field
+        // without a default, so the widget has nothing to show (docs/components.md, "Which params a widget shows").
+        ...(entry.capability.type === 'state' ? { params: widgetParams(entry.capability) ?? null } : {}),
         data: state?.data ?? null,
         fetchedAt: state?.fetchedAt ?? null,
         stale: state ? state.stale : false,

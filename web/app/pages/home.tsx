@@ -22,7 +22,7 @@ const keyOf = (c: { package: { installId: string }; capability: { name: string }
  * polled (state) capability has no data yet, the surface is fetched again with
  * growing pauses until the worker's first poll has filled the cache.
  */
-function useSurface(placement: string) {
+function useSurface(placement: string, also: string[] = []) {
   const [surface, setSurface] = useState<Surface | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [series, setSeries] = useState<Record<string, number[]>>({});
@@ -31,11 +31,18 @@ function useSurface(placement: string) {
 
   const load = async () => {
     try {
-      const next: Surface = await ok(api.GET('/v1/surfaces/{placement}', { params: { path: { placement } } }));
-      const components = Array.isArray(next?.components) ? next.components : [];
+      const answers: Surface[] = await Promise.all(
+        [placement, ...also].map((p) => ok(api.GET('/v1/surfaces/{placement}', { params: { path: { placement: p } } }))),
+      );
+      // One widget per capability, in the order of the placements asked for.
+      const seen = new Set<string>();
+      const components = answers
+        .flatMap((next) => (Array.isArray(next?.components) ? next.components : []))
+        .filter((c) => !seen.has(keyOf(c)) && Boolean(seen.add(keyOf(c))));
       setSurface({ placement, components });
       setError(null);
-      const waiting = components.some((c) => c.data == null && c.capability.mode === 'state');
+      // A state widget without widget params (`params: null`) is never polled: nothing to wait for.
+      const waiting = components.some((c) => c.data == null && c.capability.mode === 'state' && c.params !== null);
       if (retry.current.timer) clearTimeout(retry.current.timer);
       if (waiting && retry.current.attempt < 12) {
         const delay = Math.min(500 * 2 ** retry.current.attempt++, 4_000);
@@ -49,7 +56,7 @@ function useSurface(placement: string) {
   useEffect(() => {
     void load();
     return () => retry.current.timer && clearTimeout(retry.current.timer);
-  }, [placement]);
+  }, [placement, also.join(',')]);
 
   // Realtime capabilities of the surface stay subscribed while it is shown.
   const realtimeKeys = (surface?.components ?? [])
@@ -93,17 +100,29 @@ function useSurface(placement: string) {
   useGatewayEvents(
     ['surface.updated'],
     (frame) => {
-      if (frame.data?.placement === placement) void load();
+      if (frame.data?.placement === placement || also.includes(String(frame.data?.placement))) void load();
     },
-    [placement],
+    [placement, also.join(',')],
   );
 
   return { surface, error, series, live, reload: load };
 }
 
-/** One placement as a titled list of widgets; `only` narrows it (a package page shows that package's components). */
+/**
+ * The placements a package page shows besides its own (`service_context`):
+ * the package page is where a user goes to see everything of one package,
+ * so it also shows that package's home widgets and daily brief entries
+ * (docs/components.md, "Placements").
+ */
+export const PACKAGE_PAGE_ALSO = ['home_widgets', 'daily_brief'];
+
+/**
+ * One placement as a titled list of widgets; `only` narrows it (a package
+ * page shows that package's components, and for `service_context` also its
+ * widgets of the other placements, PACKAGE_PAGE_ALSO).
+ */
 export function Placement(props: { placement: string; heading: string; empty: string; only?: (model: SurfaceComponent) => boolean }) {
-  const state = useSurface(props.placement);
+  const state = useSurface(props.placement, props.only && props.placement === 'service_context' ? PACKAGE_PAGE_ALSO : []);
   const { error, series, live, reload } = state;
   const surface =
     state.surface && props.only ? { ...state.surface, components: state.surface.components.filter(props.only) } : state.surface;
@@ -141,6 +160,7 @@ export function HomePage() {
         heading="Your widgets"
         empty="No widgets yet. Install a package from the marketplace to see its widgets here."
       />
+      {/* The brief lists what is placed in it and not already a home widget (the service leaves those out). */}
       <Placement placement="daily_brief" heading="Daily brief" empty="Nothing in today’s brief." />
       <p>
         <Link href="/marketplace">Find packages in the marketplace</Link>
