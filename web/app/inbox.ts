@@ -134,9 +134,9 @@ class Inbox {
     if (typeof data.id !== 'string' || typeof data.content !== 'string' || typeof data.created_at !== 'string') return;
     const id = conversationOf(data);
     const existing = id ? this.find(id) : undefined;
-    // A new conversation, a sender the user has not added, or a frame replayed after a reconnect (the reload at
-    // `ready` has counted it already): the service's list is the truth.
-    if (!id || !existing || frame.replayed) {
+    // A new conversation, a sender the user has not added, or a message replayed (a sync after a reconnect, or the
+    // durable copy, which an earlier page load may have shown and read already): the service's list is the truth.
+    if (!id || !existing || frame.replayed || data.replayed === true) {
       this.scheduleReload();
       return;
     }

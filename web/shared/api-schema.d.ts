@@ -1423,6 +1423,7 @@ export interface paths {
      *     In `message.created`:
      *
      *     - `status`: `sent` on inbound copies. On the sender's copies `sent`, or `waiting` when none of the recipients is on the service yet (the contact's address is not the verified address of any user; see "the pending-contact rule" in `docs/decisions.md`). The `ack` of `message.send` and `POST /v1/messages` answer the same status. Receipts that follow arrive as `message.delivered` and `message.read`; `GET /v1/messages` shows the stored state after a reload.
+     *     - `replayed: true` marks a copy that may repeat one a client has already shown: the replays of `sync`, and the durable copy the service publishes about a second after each message (for sockets the instant publication missed). A socket drops a copy it has delivered already (by id), but a new connection (a page reload) cannot know: a client keeps a replayed message's read state and unread count from the service's lists (`GET /v1/conversations`, `GET /v1/messages`), not by counting the frame as new.
      *     - `group_id` and `group_name` are present on every copy of a group message (inbound and outbound), absent on one-to-one messages: `group_id` is the group's `grp_` id (the owner's group), `group_name` its name when the message was sent (null on events recorded before these fields existed). A member's client files such a message under the group (`GET /v1/messages?with=<group_id>`), never under the one-to-one thread with the sender; `recipient_kind` is `group`. Only a group's owner writes to it: a member answers the owner (or another member) one-to-one.
      *
      *     `contact_id` and `sender_contact_id` name another person by the receiving user's own contact for them, never by their user id: in `message.created`, `sender_contact_id` is the recipient's contact for the sender (null when they have not added the sender, and on the sender's own `outbound` copies); in receipts, `contact_id` is the sender's contact the message went to; in `typing` and `presence.updated`, the receiver's contact for the person. Receipts and `typing` flow only once the other person has added the user back, so that they never tell whether an address has an account.
@@ -2003,10 +2004,10 @@ export interface components {
        */
       field: string;
       /**
-       * @description JSONPath into the schema at fault: for invalid_schema, into the capability’s own JSON Schema; otherwise the rule of the descriptor schema (GET /v1/providers/descriptor.schema.json) that refused
+       * @description JSONPath into the schema at fault: for invalid_schema, into the capability’s own JSON Schema; otherwise the rule of the descriptor schema (GET /v1/providers/descriptor.schema.json) that refused. Absent where the service names only the field (an inbound event’s data against its event schema)
        * @example $.$defs.stateCapability.additionalProperties
        */
-      schema_path: string;
+      schema_path?: string;
       /**
        * @description What is wrong, naming the field
        * @example `capabilities[0].responseschema` is not a known field; did you mean `responseSchema`?

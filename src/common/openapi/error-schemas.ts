@@ -23,12 +23,12 @@ export class ProblemFieldErrorDto {
   @ApiProperty({ description: 'The request field at fault', example: 'capabilities[0].responseschema' })
   field: string;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
     description:
-      'JSONPath into the schema at fault: for invalid_schema, into the capability’s own JSON Schema; otherwise the rule of the descriptor schema (GET /v1/providers/descriptor.schema.json) that refused',
+      'JSONPath into the schema at fault: for invalid_schema, into the capability’s own JSON Schema; otherwise the rule of the descriptor schema (GET /v1/providers/descriptor.schema.json) that refused. Absent where the service names only the field (an inbound event’s data against its event schema)',
     example: '$.$defs.stateCapability.additionalProperties',
   })
-  schema_path: string;
+  schema_path?: string;
 
   @ApiProperty({
     description: 'What is wrong, naming the field',

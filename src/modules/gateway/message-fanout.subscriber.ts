@@ -36,7 +36,7 @@ export class MessageFanout {
       }),
     );
     const publications = events.flatMap((event) =>
-      messageCreatedPublications(this.config.redisPrefix, event.payload as MessageCreatedPayload),
+      messageCreatedPublications(this.config.redisPrefix, event.payload as MessageCreatedPayload, { durable: true }),
     );
     // ioredis writes these back to back on one connection: one round trip's worth, not one per publication.
     await Promise.all(publications.map(({ channel, event }) => this.bus.publish(channel, event)));

@@ -37,9 +37,14 @@ export type MessageCreatedPayload = {
  * so a member's client files it under the group, not under the sender. The
  * sender's copy says `waiting` when no recipient is on the service yet (the
  * pending-contact rule). Built the same way by the fast path and the durable
- * path, so a socket that gets both sees the same frame twice and drops the second.
+ * path, so a socket that gets both sees the same frame twice and drops the second; the
+ * durable copy says `replayed: true`, as a sync replay does.
  */
-export function messageCreatedPublications(prefix: string, payload: MessageCreatedPayload): Array<{ channel: string; event: BusEvent }> {
+export function messageCreatedPublications(
+  prefix: string,
+  payload: MessageCreatedPayload,
+  options: { durable?: boolean } = {},
+): Array<{ channel: string; event: BusEvent }> {
   const group = payload.recipient_kind === 'group' ? { group_id: payload.recipient_id, group_name: payload.group_name ?? null } : {};
   const item = {
     id: payload.message_id,
@@ -48,6 +53,9 @@ export function messageCreatedPublications(prefix: string, payload: MessageCreat
     type: payload.type,
     content: payload.content,
     created_at: payload.created_at,
+    // The durable copy may repeat what a socket of an earlier page load already showed: like a sync replay, it tells
+    // a client to trust the service's lists (read state, unread counts) rather than count it as new.
+    ...(options.durable ? { replayed: true } : {}),
   };
   const publications: Array<{ channel: string; event: BusEvent }> = [
     {

@@ -94,8 +94,8 @@ export class InboundWebhooks {
         'invalid_format',
         `data does not match the schema of ${registered.type}: ${check.errors.slice(0, 5).join('; ')}`,
         {
-          field: `data${check.errors[0]?.startsWith('/') ? check.errors[0].split(' ')[0].replace(/\//g, '.') : ''}`,
-          errors: check.errors,
+          field: dataField(check.errors[0] ?? ''),
+          errors: check.errors.slice(0, 20).map((message) => ({ field: dataField(message), message, code: 'invalid_format' })),
         },
       );
     }
@@ -174,4 +174,9 @@ function parse(raw: Buffer): Record<string, unknown> {
     /* answered below */
   }
   throw new ProblemError('bad_request', 'The body must be a JSON object');
+}
+
+/** The field of a validator message (`/amount must be number` → `data.amount`), as problem details name fields. */
+function dataField(message: string): string {
+  return `data${message.startsWith('/') ? message.split(' ')[0].replace(/\//g, '.') : ''}`;
 }
