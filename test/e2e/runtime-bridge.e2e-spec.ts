@@ -77,6 +77,10 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
   // Both cached copies of the balance: the last answer and the widget copy the poller paces itself by.
   const clearCache = () =>
     redis.del(`${env.env.REDIS_PREFIX}:state:${installId}:balance`, `${env.env.REDIS_PREFIX}:state-widget:${installId}:balance`);
+  // A failed poll puts the next one off by its retry delay (the install's first poll and earlier tests' calls
+  // included): make the balance due now, so a test waits for polls, not for a backoff. The retry count stays: a
+  // retryable failure counts towards the package's health only once its retries are spent.
+  const pollNow = () => redis.del(`${env.env.REDIS_PREFIX}:state-poll:${installId}:balance`);
 
   beforeAll(async () => {
     smtp = await SmtpSink.start();
@@ -116,6 +120,15 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
     }));
     const install = await request(url).post('/v1/installs').set(user.auth).send({ package_id: packageId }).expect(201);
     installId = install.body.id;
+    // The install fetches its first state at once (docs/components.md): let that poll pass, then forget its cached
+    // answer, so each test below decides what the cache holds.
+    await waitFor(
+      async () =>
+        (await dataSource.query(`SELECT 1 FROM capability_executions WHERE install_id = $1 AND trigger = 'poll'`, [installId])).length >
+          0 || undefined,
+      { what: 'the install’s first poll', timeoutMs: 10_000 },
+    );
+    await clearCache();
   }, 60_000);
 
   afterAll(async () => {
@@ -363,6 +376,7 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
     await env.startWorker();
     await clearCache();
     await balance().expect(200);
+    await pollNow();
     runtime.clearRequests();
     await waitFor(() => runtime.requestsTo('/capabilities/balance/execute').length >= 2 || undefined, {
       what: 'two scheduled polls',
@@ -493,11 +507,17 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
     const failuresKey = `${env.env.REDIS_PREFIX}:health:${packageId}:poll-failures`;
     // Down first, and wait for a failed poll: a poll that was already in flight could otherwise succeed
     // after the count is primed and reset it.
+    // Its retries spent too (a retryable failure counts only then), so the next poll's failure counts at once.
+    const retriesSpent = () => redis.set(`${env.env.REDIS_PREFIX}:state-poll-retries:${installId}:balance`, '99', 'PX', 60_000);
     await runtime.behave('down');
     await clearCache();
+    await retriesSpent();
+    await pollNow();
     await waitFor(async () => Number(await redis.get(failuresKey)) >= 1 || undefined, { what: 'a failed state poll', timeoutMs: 15_000 });
     await redis.set(failuresKey, String(HEALTH_FAILURES_BEFORE_SUSPENSION - 1));
     await clearCache();
+    await retriesSpent();
+    await pollNow();
     const event = await waitFor(
       async () => {
         const rows = await dataSource.query(
