@@ -1,3 +1,4 @@
+import { INestApplicationContext } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import Redis from 'ioredis';
 import request from 'supertest';
@@ -9,6 +10,7 @@ import { appToken, onboardDeveloper, publishPackage, registerApp } from '../supp
 import { SmtpSink } from '../support/smtp-sink';
 import { login, LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
+import { StatePoller } from '../../src/modules/runtime-bridge/state-poller';
 
 const described = (type: string, description: string, extra: Record<string, unknown> = {}) => ({ type, description, ...extra });
 const answerSchema = {
@@ -79,11 +81,12 @@ type Component = { capability: { name: string }; data: unknown; params?: unknown
 /**
  * What a user sees is what the provider meant (issue 24): widgets show the
  * data of stable params (the schema's defaults), a user's one-off call never
- * changes them, an install's first state is fetched at once, the descriptor's
+ * changes them, the descriptor’s
  * title and field presentation reach the app, and the daily brief does not
  * repeat the home widgets.
  */
 describe('faithful widgets: surfaces show what the provider meant', () => {
+  let worker: INestApplicationContext;
   let env: TestEnvironment;
   let smtp: SmtpSink;
   let idp: TestIdentityProvider;
@@ -116,7 +119,7 @@ describe('faithful widgets: surfaces show what the provider meant', () => {
     url = api.url;
     dataSource = api.app.get(getDataSourceToken());
     // The poll tick runs hourly (once at start): a poll seconds after an install can only be the install's own trigger.
-    await env.startWorker({ env: { RUNTIME_TICK_MS: '3600000' } });
+    worker = await env.startWorker({ env: { RUNTIME_TICK_MS: '3600000' } });
     const developer = await onboardDeveloper(url, smtp, 'desk@example.com');
     const app = await registerApp(url, developer);
     const appAuth = { authorization: `Bearer ${await appToken(url, app)}` };
@@ -144,10 +147,12 @@ describe('faithful widgets: surfaces show what the provider meant', () => {
     runtime.script.length = 0;
   });
 
-  it('fetches an install’s first state at once, with the schema defaults, through the worker', async () => {
+  it('polls an install’s widgets with the schema defaults, through the worker', async () => {
     runtime.clearRequests();
     installId = (await request(url).post('/v1/installs').set(user.auth).send({ package_id: packageId }).expect(201)).body.id;
-    // Not in the request: the install answers before any runtime call.
+    // Not in the request: the install answers before any runtime call. One tick of the (otherwise hourly) poller.
+    expect(runtime.requestsTo('/capabilities/queue_stats/execute')).toHaveLength(0);
+    await worker.get(StatePoller, { strict: false }).pollDue();
     const first = await waitFor(
       async () => {
         const found = await widget('queue_stats');
@@ -223,13 +228,14 @@ describe('faithful widgets: surfaces show what the provider meant', () => {
     }
     runtime.clearRequests();
     await request(url).post('/v1/installs').set(other.auth).send({ package_id: packageId }).expect(201);
+    await worker.get(StatePoller, { strict: false }).pollDue();
     const polls = await waitFor(
       () => {
         const seen = runtime.requestsTo('/capabilities/queue_stats/execute');
         const mine = seen.filter((r) => r.headers['x-service-user-id'] === user.id);
         return mine.length >= 1 && seen.length >= 2 ? seen : undefined;
       },
-      { what: 'polls of both installs after the second install', timeoutMs: 10_000 },
+      { what: 'polls of both installs after a tick', timeoutMs: 10_000 },
     );
     for (const poll of polls) expect((poll.body as { params: unknown }).params).toEqual({ queue: 'support' });
     expect(await widget('queue_stats')).toMatchObject({ params: { queue: 'support' }, data: { available: 1520.75, currency: 'EUR' } });

@@ -14,11 +14,7 @@ export const QUEUES = {
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
-/**
- * Job names other areas record for the runtime bridge: a tick of its state poller (the install records one so a new
- * install's widgets get their first state at once). Kept with the queue names so the recording area need not import
- * the bridge, which depends on it.
- */
+/** Job names of the runtime bridge's queue: the repeating tick of its state poller. */
 export const RUNTIME_BRIDGE_JOBS = { statePollTick: 'state-poll-tick' } as const;
 
 export const QUEUE_NAMES: QueueName[] = Object.values(QUEUES);

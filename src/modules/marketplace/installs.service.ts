@@ -6,8 +6,6 @@ import { SecretBox } from '../../common/crypto/secret-box';
 import { ApiError } from '../../common/errors/api-error';
 import { isId, newId } from '../../common/ids';
 import type { Tx } from '../../infra/database/sql-repository';
-import { JobOutbox } from '../../infra/queue/job-outbox';
-import { QUEUES, RUNTIME_BRIDGE_JOBS } from '../../infra/queue/queues';
 import { DomainEvents } from '../events/domain-events';
 import { OAuthTokens } from '../providers/oauth-tokens.service';
 import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
@@ -80,7 +78,6 @@ export class InstallsService {
     private readonly oauth: OAuthTokens,
     private readonly secretBox: SecretBox,
     private readonly events: DomainEvents,
-    private readonly jobs: JobOutbox,
   ) {}
 
   private readonly versionCapabilities = new LRUCache<string, CapabilityDescriptor[]>({ max: 2_000 });
@@ -134,17 +131,6 @@ export class InstallsService {
           app_id: pkg.app_id,
           data: { install_id: id, user_id: userId, package_id: pkg.id, version: live.version, scopes_granted: granted },
         },
-      });
-      // The first state of the install's widgets is fetched at once, not on the next poll tick: a one-off tick of the
-      // poller commits with the install (job outbox); it polls everything due, the new install's state capabilities included.
-      await this.jobs.record(manager, {
-        queue: QUEUES.runtimeBridge,
-        name: RUNTIME_BRIDGE_JOBS.statePollTick,
-        id: `first-poll-${id}`,
-        data: { installId: id },
-        // BullMQ keeps the completed job (the queue's default retention): the relay's sweep settles the outbox row by
-        // it; a job removed at once would look lost to the sweep and be added (and poll) again.
-        opts: { attempts: 1 },
       });
       const row = (await this.installs.findById(manager, id))!;
       return { created: true, install: toInstallDto(row) };
