@@ -7,6 +7,8 @@ import { ProviderRuntime } from '../support/provider-runtime';
 import { appToken, onboardDeveloper, publishPackage, registerApp } from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
 import { login } from '../support/users';
+import { INestApplicationContext } from '@nestjs/common';
+import { StatePoller } from '../../src/modules/runtime-bridge/state-poller';
 
 const described = (type: string, description: string, extra: Record<string, unknown> = {}) => ({ type, description, ...extra });
 
@@ -62,6 +64,7 @@ describe('web pages: widgets render what the descriptor says', () => {
   let url: string;
   let browser: Browser;
   let page: Page;
+  let worker: INestApplicationContext;
 
   beforeAll(async () => {
     smtp = await SmtpSink.start();
@@ -69,7 +72,7 @@ describe('web pages: widgets render what the descriptor says', () => {
     runtime = await ProviderRuntime.start({ capabilities: deskCapabilities() });
     env = await TestEnvironment.create({ SMTP_URL: smtp.url, ...idp.env });
     url = (await env.startApi()).url;
-    await env.startWorker({ env: { RUNTIME_TICK_MS: '3600000' } });
+    worker = await env.startWorker({ env: { RUNTIME_TICK_MS: '3600000' } });
     const developer = await onboardDeveloper(url, smtp, 'desk-browser@example.com');
     const app = await registerApp(url, developer);
     const appAuth = { authorization: `Bearer ${await appToken(url, app)}` };
@@ -90,6 +93,8 @@ describe('web pages: widgets render what the descriptor says', () => {
       body: { status: 'ok', data: { open: 12, resolvedRatio: 0.8, history: [9, 11, 14, 12], queue: 'support' }, ttl: 300 },
     });
     await request(url).post('/v1/installs').set(user.auth).send({ package_id: packageId }).expect(201);
+    // One tick of the (otherwise hourly) poller fills the widget.
+    await worker.get(StatePoller, { strict: false }).pollDue();
     browser = await launchBrowser();
     page = await newPage(browser, { baseURL: url });
     await page.goto('/app');
