@@ -21,6 +21,12 @@ export interface RedisBehaviour {
   enableReadyCheck?: boolean;
   /** Cluster only: one subscriber connection per primary, for SSUBSCRIBE (GatewayBus). */
   shardedSubscribers?: boolean;
+  /**
+   * Send the commands issued in one event-loop turn as one write (ioredis's
+   * auto-pipelining). For the shared command client, where many requests and
+   * frames each send a command or two; never for blocking or subscriber connections.
+   */
+  enableAutoPipelining?: boolean;
 }
 
 export const isClustered = (config: AppConfig): boolean => config.redisClusterNodes.length > 0;
@@ -31,10 +37,10 @@ export const isClustered = (config: AppConfig): boolean => config.redisClusterNo
  * lends its user, password and TLS to every node; its host is not used.
  */
 export function createRedisClient(config: AppConfig, behaviour: RedisBehaviour = {}): RedisClient {
-  const { shardedSubscribers, enableOfflineQueue, maxRetriesPerRequest, retryStrategy, enableReadyCheck } = behaviour;
+  const { shardedSubscribers, enableOfflineQueue, maxRetriesPerRequest, retryStrategy, enableReadyCheck, enableAutoPipelining } = behaviour;
   const fromUrl = redisOptionsFromUrl(config.redisUrl);
   if (!isClustered(config)) {
-    return new Redis({ ...fromUrl, enableOfflineQueue, maxRetriesPerRequest, retryStrategy, enableReadyCheck });
+    return new Redis({ ...fromUrl, enableOfflineQueue, maxRetriesPerRequest, retryStrategy, enableReadyCheck, enableAutoPipelining });
   }
   const { username, password, tls } = fromUrl;
   return new Cluster(config.redisClusterNodes, {
@@ -43,6 +49,7 @@ export function createRedisClient(config: AppConfig, behaviour: RedisBehaviour =
     enableReadyCheck: enableReadyCheck ?? true,
     clusterRetryStrategy: retryStrategy,
     shardedSubscribers: shardedSubscribers ?? false,
+    enableAutoPipelining,
     // Node connections are opened lazily by the first command routed to them, so
     // their own offline queue stays on (the default) or that command would fail.
     redisOptions: { username, password, tls, maxRetriesPerRequest },

@@ -20,6 +20,7 @@ export const REDIS = Symbol('REDIS');
           enableOfflineQueue: false,
           maxRetriesPerRequest: 1,
           retryStrategy: (times) => Math.min(times * 200, 2000),
+          enableAutoPipelining: true,
         });
         let reported = false;
         client.on('error', (error: Error) => {
