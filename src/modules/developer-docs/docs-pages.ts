@@ -19,6 +19,11 @@ export const PROVIDER_PAGES: DocsPage[] = [
   { slug: 'descriptor', label: 'Capability descriptors', summary: 'Every field of a package, a version and a capability.' },
   { slug: 'runtime-bridge', label: 'Runtime bridge', summary: 'How the service calls your runtime: modes, retries, confirmations.' },
   { slug: 'runtime-auth', label: 'Runtime authentication', summary: 'Verifying the runtime tokens on the calls your runtime receives.' },
+  {
+    slug: 'examples',
+    label: 'Example runtimes',
+    summary: 'A complete package and a tested runtime for each mode: state, action, history, realtime, webhook.',
+  },
   { slug: 'components', label: 'Components', summary: 'How the app draws your data: each component’s fields, formats and placements.' },
   { slug: 'console-guide', label: 'Console', summary: 'The console’s lifecycle checklist, the “call it” panel and error lists.' },
   { slug: 'conformance', label: 'Conformance', summary: 'The six dimensions a version is scored in before it can be listed.' },
