@@ -104,7 +104,8 @@ export function goodPackageCapabilities(): unknown[] {
       surfaceGuidance: {
         intent: 'ambient_context',
         placement: ['home_widgets', 'daily_brief'],
-        preferredComponents: ['stat_row', 'sparkline'],
+        // No sparkline: the balance has no series, so one would never render (documentation.components_fit).
+        preferredComponents: ['stat_row'],
       },
       examples: [{ params: { account: 'checking' }, response: { available: 1520.75, currency: 'EUR' } }],
     },

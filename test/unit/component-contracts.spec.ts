@@ -1,4 +1,16 @@
-import { componentsToRender, fits, formatValue, progressOf, seriesOf, statRows, summariseArray } from '../../web/app/component-contracts';
+import * as webContracts from '../../web/app/component-contracts';
+import {
+  COMPONENT_READS,
+  componentsToRender,
+  DATA_COMPONENTS,
+  fits,
+  fitsWidget,
+  formatValue,
+  progressOf,
+  seriesOf,
+  statRows,
+  summariseArray,
+} from '../../src/modules/descriptors/component-contracts.contract';
 
 /** The surface components' data contracts (docs/components.md): what fits, what is shown, how it is labelled. */
 describe('component contracts', () => {
@@ -51,6 +63,26 @@ describe('component contracts', () => {
       ['stat_row', null, false],
     ])('%s fits %j: %s', (component, data, expected) => {
       expect(fits(component, data)).toBe(expected);
+    });
+  });
+
+  describe('one contract for the server and the browser', () => {
+    it('is what the pages import (web/app re-exports the contract file)', () => {
+      expect(webContracts.fits).toBe(fits);
+      expect(webContracts.componentsToRender).toBe(componentsToRender);
+    });
+
+    it('says what every data component reads, and counts action_row (the action form) as reading none', () => {
+      expect(DATA_COMPONENTS).not.toContain('action_row');
+      for (const component of DATA_COMPONENTS) expect(COMPONENT_READS[component]).toEqual(expect.any(String));
+      expect(COMPONENT_READS.sparkline).toContain('under points, values, series, history, data');
+    });
+
+    it('widens fits for a live series: a sparkline fits a single value while events build it up', () => {
+      expect(fits('sparkline', { rate: 1.08 })).toBe(false);
+      expect(fitsWidget('sparkline', { rate: 1.08 }, { liveSeries: true })).toBe(true);
+      expect(fitsWidget('stat_row', null, { liveSeries: true })).toBe(false);
+      expect(fitsWidget('progress_bar', { rate: 1.08 }, { liveSeries: true })).toBe(false);
     });
   });
 

@@ -76,6 +76,7 @@ const STATE_KIND: Record<string, string> = {
   pending: 'warn',
   queued: 'warn',
   running: 'warn',
+  warning: 'warn',
 };
 
 export function StateBadge(props: { state: string }) {

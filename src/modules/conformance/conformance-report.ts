@@ -24,6 +24,8 @@ export interface CheckReport {
   detail: string;
   /** A live check a quick validation leaves to the full run (see `CheckOutcome.deferred`). */
   deferred?: true;
+  /** Advice worth no points (see `CheckOutcome.warning`): `passed` says whether it is followed. */
+  warning?: true;
 }
 
 export interface DimensionReport {
@@ -66,6 +68,14 @@ export interface CheckOutcome {
    * and the dimension's maximum leaves that share out instead of scoring it 0.
    */
   deferred?: boolean;
+  /**
+   * A warning: what a user will see that the provider probably did not mean
+   * (a preferred component the example data does not fit, a widget that
+   * cannot be polled). Reported with its detail, `passed` false while it
+   * applies, but worth no points and never blocking: it neither lowers the
+   * score nor the verdict. Its weight is ignored.
+   */
+  warning?: boolean;
 }
 
 export function deferred(id: string, weight: number, applicable: boolean): CheckOutcome {
@@ -108,7 +118,7 @@ export function checkOver(
  * the dimension's maximum, so the same check has the same maximum in both kinds of run.
  */
 export function scoreDimension(max: number, outcomes: CheckOutcome[]): DimensionReport {
-  const applicable = outcomes.filter((o) => o.applicable !== false);
+  const applicable = outcomes.filter((o) => o.applicable !== false && o.warning !== true);
   const totalWeight = applicable.reduce((sum, o) => sum + o.weight, 0);
   const shares = new Map<CheckOutcome, number>();
   if (totalWeight > 0) {
@@ -124,6 +134,7 @@ export function scoreDimension(max: number, outcomes: CheckOutcome[]): Dimension
   const checks = outcomes.map((o): CheckReport => {
     if (o.applicable === false) return { id: o.id, passed: true, points: 0, max: 0, detail: o.detail };
     if (o.deferred === true) return { id: o.id, passed: true, points: 0, max: 0, detail: o.detail, deferred: true };
+    if (o.warning === true) return { id: o.id, passed: o.fraction >= 1, points: 0, max: 0, detail: o.detail, warning: true };
     const checkMax = shares.get(o) ?? 0;
     const fraction = Math.min(1, Math.max(0, o.fraction));
     return { id: o.id, passed: fraction === 1, points: Math.floor(fraction * checkMax + 1e-9), max: checkMax, detail: o.detail };

@@ -28,6 +28,11 @@ export const DIMENSION_REPORT_SCHEMA: SchemaObject = {
             description:
               'Present and true on a quick validation for a live check it does not run: 0 of 0 points here, its share left out of the dimension max, scored in a full run',
           },
+          warning: {
+            type: 'boolean',
+            description:
+              'Present and true on a warning: advice about what users will see (a preferred component the example data does not fit, a widget that cannot be polled). Worth 0 of 0 points and never blocking; passed is false while the advice applies',
+          },
         },
       },
     },

@@ -1,6 +1,7 @@
 import { isObject } from '../../common/json';
 import { CapabilityDescriptor, isPathSafeName, JsonSchema, RISK_TIERS, TYPICAL_COMPONENTS } from '../descriptors/capability-descriptor';
 import { checkSchema, jsonPath, validatorFor } from '../descriptors/schema-checker';
+import { componentChecks } from './component-checks';
 import { CheckOutcome, checkOver } from './conformance-report';
 
 /**
@@ -292,8 +293,10 @@ export function documentationChecks(capabilities: CapabilityDescriptor[]): Check
   });
   return [
     checkOver('documentation.descriptions', 4, descriptions, 'capabilities and event types are described', 'no capabilities'),
-    checkOver('documentation.examples', 4, examples, 'every capability has at least one example', 'no capabilities'),
+    checkOver('documentation.examples', 3, examples, 'every capability has at least one example', 'no capabilities'),
     checkOver('documentation.examples_valid', 3, exampleValidity, 'every example matches the schemas it illustrates', 'no examples'),
-    checkOver('documentation.components', 4, components, 'every capability prefers a component typical for its mode', 'no capabilities'),
+    checkOver('documentation.components', 3, components, 'every capability prefers a component typical for its mode', 'no capabilities'),
+    // What a user sees is what the provider meant: components against the examples, field names, pollable widgets.
+    ...componentChecks(capabilities),
   ];
 }

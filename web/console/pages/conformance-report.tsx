@@ -70,10 +70,7 @@ export function ConformanceReport(props: { run: ConformanceRun }) {
                   <ul class="findings" aria-label={`${label} findings`}>
                     {dimension.checks.map((check) => (
                       <li key={check.id}>
-                        <StateBadge
-                          state={check.deferred ? 'full run' : check.max === 0 ? 'not applicable' : check.passed ? 'passed' : 'failed'}
-                        />{' '}
-                        <code>{check.id}</code>{' '}
+                        <StateBadge state={checkState(check)} /> <code>{check.id}</code>{' '}
                         <span class="hint">
                           {check.points}/{check.max}
                         </span>
@@ -89,4 +86,12 @@ export function ConformanceReport(props: { run: ConformanceRun }) {
       )}
     </section>
   );
+}
+
+/** A check's badge: a warning (worth no points) that did not pass is a warning, not a check that does not apply. */
+function checkState(check: { deferred?: boolean; warning?: boolean; max: number; passed: boolean }): string {
+  if (check.deferred) return 'full run';
+  if (check.warning) return check.passed ? 'passed' : 'warning';
+  if (check.max === 0) return 'not applicable';
+  return check.passed ? 'passed' : 'failed';
 }
