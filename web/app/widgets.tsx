@@ -257,14 +257,28 @@ function ComponentBody(props: { component: string; model: SurfaceComponent; labe
  * capability name), the package, badges, and every preferred component that
  * fits the data, in the provider's order (component-contracts.ts).
  */
-export function Widget(props: { model: SurfaceComponent; series?: number[]; live?: boolean; onActionDone?: () => void }) {
+export function Widget(props: {
+  model: SurfaceComponent;
+  series?: number[];
+  live?: boolean;
+  onActionDone?: () => void;
+  /** Drawn without calling anything (the console's preview): an action's form is shown, disabled. */
+  readOnly?: boolean;
+}) {
   const { model } = props;
   const title = typeof model.title === 'string' && model.title.trim() ? model.title : humanise(model.capability.name);
   const isAction = model.capability.mode === 'action';
   const label = `${title} (${model.package.name})`;
   let body: ComponentChildren;
   if (isAction) {
-    const form = <ActionForm model={model} onDone={props.onActionDone} />;
+    const form = props.readOnly ? (
+      <fieldset class="widget-read-only" disabled>
+        <legend class="visually-hidden">Preview only: the action is not run from here</legend>
+        <ActionForm model={model} />
+      </fieldset>
+    ) : (
+      <ActionForm model={model} onDone={props.onActionDone} />
+    );
     body = model.component === 'cta_banner' ? <CtaBanner data={model.data}>{form}</CtaBanner> : form;
   } else if ((model.data === null || model.data === undefined) && model.capability.mode === 'state' && model.params === null) {
     body = <p class="muted">{model.package.name} has not said what this widget shows by default, so there is nothing to show yet.</p>;

@@ -1,8 +1,8 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { formValues, ok, type Schemas } from '../../shared/api';
+import { ok, type Schemas } from '../../shared/api';
 import { Link, navigate, useLocation } from '../../shared/router';
-import { Button, EmptyState, Field, formatDate, Loaded, Notice, PageTitle, useResource, useAction } from '../../shared/ui';
+import { Button, EmptyState, formatDate, Loaded, Notice, PageTitle, useResource, useAction } from '../../shared/ui';
 import { Breadcrumbs, Facts, ListPage, Section, StateBadge } from '../components';
 import { usePoll } from '../poll';
 import { problemOf, ProblemNotice } from '../problem';
@@ -11,7 +11,9 @@ import { api } from '../session';
 import { RISK_TIERS, type Package, type Version } from '../types';
 import { loadApps } from './apps';
 import { ConformanceReport, runInProgress } from './conformance-report';
-import { CallItPanel, DescriptorErrors, LifecycleChecklist, loadRuns, PackageLifecycle, RuntimeHealth } from '../guide';
+import { CallItPanel, DescriptorErrors, descriptorIssues, LifecycleChecklist, loadRuns, PackageLifecycle, RuntimeHealth } from '../guide';
+import { DescriptorEditor, useDescriptorDocument } from '../capability-editor/editor';
+import { parseDocument, withoutRuntimeUrl, type FieldIssue } from '../capability-editor/model';
 import { installCountOf, listingHref } from '../guide-model';
 
 export function PackagesPage() {
@@ -42,39 +44,36 @@ export function PackagesPage() {
   );
 }
 
-const DESCRIPTOR_TEMPLATE = JSON.stringify(
-  {
-    name: 'Acme Bank',
-    slug: 'acme-bank',
-    description: 'Balances and transfers of Acme Bank accounts.',
-    riskTier: 'data_only',
-    runtimeUrl: 'https://runtime.example.com',
-    version: '1.0.0',
-    capabilities: [
-      {
-        type: 'state',
-        name: 'balance',
-        description: 'Current balance of one account.',
-        refreshInterval: 300,
-        schema: {
-          type: 'object',
-          properties: { account: { type: 'string', description: 'Which account.' } },
-          required: ['account'],
-        },
-        surfaceGuidance: { intent: 'ambient_context', placement: ['home_widgets'], preferredComponents: ['stat_row'] },
+const DESCRIPTOR_TEMPLATE = {
+  name: 'Acme Bank',
+  slug: 'acme-bank',
+  description: 'Balances and transfers of Acme Bank accounts.',
+  riskTier: 'data_only',
+  runtimeUrl: 'https://runtime.example.com',
+  version: '1.0.0',
+  capabilities: [
+    {
+      type: 'state',
+      name: 'balance',
+      description: 'Current balance of one account.',
+      refreshInterval: 300,
+      schema: {
+        type: 'object',
+        properties: { account: { type: 'string', description: 'Which account.', default: 'checking' } },
+        required: ['account'],
       },
-    ],
-  },
-  null,
-  2,
-);
+      surfaceGuidance: { intent: 'ambient_context', placement: ['home_widgets'], preferredComponents: ['stat_row'] },
+      examples: [{ params: { account: 'checking' }, response: { available: 1520.75, currency: 'EUR' } }],
+    },
+  ],
+};
 
-function parseJson(text: string, what: string): { value?: unknown; error?: string } {
-  try {
-    return { value: JSON.parse(text) as unknown };
-  } catch (error) {
-    return { error: `The ${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}` };
-  }
+/** Every error of a refusal for the form's fields: the problem's `errors`, or its one `field` when it has no list. */
+function fieldIssues(error: unknown): FieldIssue[] {
+  const listed = descriptorIssues(error);
+  if (listed.length > 0) return listed;
+  const problem = problemOf(error);
+  return problem?.field ? [{ field: problem.field, message: problem.detail }] : [];
 }
 
 /** Where a problem points in a descriptor, as text for the field's error. */
@@ -89,10 +88,12 @@ function descriptorError(error: unknown): string | undefined {
 
 export function NewPackagePage() {
   const apps = useResource(loadApps, []);
+  const [appId, setAppId] = useState('');
   const [jsonError, setJsonError] = useState<string | null>(null);
-  const create = useAction(async (appId: string, descriptor: Record<string, unknown>) => {
+  const document = useDescriptorDocument(DESCRIPTOR_TEMPLATE);
+  const create = useAction(async (app: string, descriptor: Record<string, unknown>) => {
     // The developer's own JSON, sent as written: the API validates it and its problem points at the field.
-    const created = await ok(api.POST('/v1/providers/packages', { body: { ...descriptor, appId } as Schemas['CreatePackageDto'] }));
+    const created = await ok(api.POST('/v1/providers/packages', { body: { ...descriptor, appId: app } as Schemas['CreatePackageDto'] }));
     navigate(`/packages/${created.id}`);
   });
   return (
@@ -106,24 +107,12 @@ export function NewPackagePage() {
               A package belongs to an app. <Link href="/apps/new">Register an app</Link> first.
             </EmptyState>
           ) : (
-            <form
-              class="card"
-              onSubmit={(event) => {
-                event.preventDefault();
-                const form = formValues(event.currentTarget);
-                const parsed = parseJson(form.descriptor ?? '', 'descriptor');
-                if (parsed.error || !parsed.value || typeof parsed.value !== 'object' || Array.isArray(parsed.value)) {
-                  setJsonError(parsed.error ?? 'The descriptor must be a JSON object.');
-                  create.setError(null);
-                  return;
-                }
-                setJsonError(null);
-                void create.run(form.appId ?? '', parsed.value as Record<string, unknown>);
-              }}
-            >
+            // Not a <form>: the editor holds many fields (Enter in one of them must not send the package), and the
+            // preview draws /app's action form, which may not sit inside another form.
+            <div class="card">
               <div class="field">
                 <label for="package-app">App</label>
-                <select id="package-app" name="appId" required>
+                <select id="package-app" value={appId || list[0].id} onChange={(event) => setAppId(event.currentTarget.value)}>
                   {list.map((app) => (
                     <option key={app.id} value={app.id}>
                       {app.name} ({app.id})
@@ -131,24 +120,35 @@ export function NewPackagePage() {
                   ))}
                 </select>
               </div>
-              <Field
-                label="Package descriptor (JSON)"
-                name="descriptor"
-                multiline
-                class="tall"
-                spellcheck={false}
-                defaultValue={DESCRIPTOR_TEMPLATE}
-                hint={`name, slug, description, riskTier (${RISK_TIERS.join(', ')}), runtimeUrl (HTTPS), version and capabilities, full or short form. JSON Schema draft-07 or 2020-12.`}
-                error={jsonError ?? descriptorError(create.failure)}
-                required
+              <DescriptorEditor
+                kind="package"
+                document={document}
+                issues={fieldIssues(create.failure)}
+                failure={create.failure}
+                jsonLabel="Package descriptor (JSON)"
+                jsonName="descriptor"
+                jsonHint={`name, slug, description, riskTier (${RISK_TIERS.join(', ')}), runtimeUrl (HTTPS), version and capabilities, full or short form. JSON Schema draft-07 or 2020-12. The form beside follows this text.`}
+                jsonError={jsonError ?? descriptorError(create.failure)}
               />
-              <DescriptorErrors error={create.failure} />
               {jsonError && <Notice kind="error">{jsonError}</Notice>}
               <ProblemNotice error={create.failure} />
-              <Button type="submit" variant="primary" busy={create.busy}>
+              <Button
+                variant="primary"
+                busy={create.busy}
+                onClick={() => {
+                  const parsed = parseDocument(document.text);
+                  if (parsed.error !== undefined) {
+                    setJsonError(`The descriptor is not valid JSON: ${parsed.error}`);
+                    create.setError(null);
+                    return;
+                  }
+                  setJsonError(null);
+                  void create.run(appId || list[0].id, parsed.value);
+                }}
+              >
                 Create package
               </Button>
-            </form>
+            </div>
           )
         }
       </Loaded>
@@ -268,93 +268,72 @@ function nextPatch(version: string | undefined): string {
 
 export function NewVersionPage(props: { packageId: string }) {
   const pkg = useResource(() => loadPackage(props.packageId), [props.packageId]);
+  return <Loaded resource={pkg}>{(p) => <NewVersionForm key={p.id} pkg={p} />}</Loaded>;
+}
+
+function NewVersionForm(props: { pkg: Package }) {
+  const p = props.pkg;
+  const latest = p.versions?.[0];
   const [jsonError, setJsonError] = useState<string | null>(null);
+  // The latest version's capabilities to start from, without the runtime each was stored with: the version's own
+  // runtime (or, left empty, the latest one) applies to all of them.
+  const document = useDescriptorDocument({
+    version: nextPatch(latest?.version),
+    capabilities: withoutRuntimeUrl(latest?.capabilities ?? [], latest?.runtimeUrl ?? undefined),
+  });
   const create = useAction(async (body: Record<string, unknown>) => {
     const version = await ok(
       api.POST('/v1/providers/packages/{package_id}/versions', {
-        params: { path: { package_id: props.packageId } },
+        params: { path: { package_id: p.id } },
         // The developer's own JSON, sent as written: the API validates it.
         body: body as Schemas['CreateVersionDto'],
       }),
     );
-    navigate(`/packages/${props.packageId}/versions/${version.id}`);
+    navigate(`/packages/${p.id}/versions/${version.id}`);
   });
-  const problem = problemOf(create.failure);
   return (
-    <Loaded resource={pkg}>
-      {(p) => {
-        const latest = p.versions?.[0];
-        return (
-          <>
-            <Breadcrumbs
-              items={[
-                { href: '/packages', label: 'Packages' },
-                { href: `/packages/${p.id}`, label: p.name },
-              ]}
-            />
-            <PageTitle product={PRODUCT}>{`New version of ${p.name}`}</PageTitle>
-            <form
-              class="card"
-              onSubmit={(event) => {
-                event.preventDefault();
-                const form = formValues(event.currentTarget);
-                const parsed = parseJson(form.capabilities ?? '', 'capability list');
-                if (parsed.error || !Array.isArray(parsed.value)) {
-                  setJsonError(parsed.error ?? 'Capabilities must be a JSON array of capability descriptors.');
-                  create.setError(null);
-                  return;
-                }
-                setJsonError(null);
-                const runtimeUrl = form.runtimeUrl ?? '';
-                void create.run({
-                  version: form.version ?? '',
-                  capabilities: parsed.value,
-                  ...(runtimeUrl ? { runtimeUrl } : {}),
-                });
-              }}
-            >
-              <Field
-                label="Version"
-                name="version"
-                required
-                pattern="\d+\.\d+\.\d+"
-                defaultValue={nextPatch(latest?.version)}
-                hint={`Three dot-separated numbers, greater than ${latest?.version ?? 'the latest'}.`}
-                error={problem?.field === 'version' ? problem.detail : undefined}
-              />
-              <Field
-                label="Runtime URL"
-                name="runtimeUrl"
-                type="url"
-                hint={`Leave empty to keep ${latest?.runtimeUrl ?? p.runtimeUrl}. Users' traffic moves to this version's runtime only when it is published.`}
-                error={problem?.field === 'runtimeUrl' ? problem.detail : undefined}
-              />
-              <Field
-                label="Capabilities (JSON)"
-                name="capabilities"
-                multiline
-                class="tall"
-                spellcheck={false}
-                defaultValue={JSON.stringify(latest?.capabilities ?? [], null, 2)}
-                error={
-                  jsonError ??
-                  (problem?.field && problem.field !== 'version' && problem.field !== 'runtimeUrl'
-                    ? descriptorError(create.failure)
-                    : undefined)
-                }
-                required
-              />
-              <DescriptorErrors error={create.failure} />
-              {jsonError && <Notice kind="error">{jsonError}</Notice>}
-              <ProblemNotice error={create.failure} />
-              <Button type="submit" variant="primary" busy={create.busy}>
-                Create version
-              </Button>
-            </form>
-          </>
-        );
-      }}
-    </Loaded>
+    <>
+      <Breadcrumbs
+        items={[
+          { href: '/packages', label: 'Packages' },
+          { href: `/packages/${p.id}`, label: p.name },
+        ]}
+      />
+      <PageTitle product={PRODUCT}>{`New version of ${p.name}`}</PageTitle>
+      <div class="card">
+        <DescriptorEditor
+          kind="version"
+          document={document}
+          issues={fieldIssues(create.failure)}
+          failure={create.failure}
+          packageName={p.name}
+          jsonLabel="New version (JSON)"
+          jsonName="version-body"
+          jsonHint="version, capabilities and optionally runtimeUrl. The form beside follows this text."
+          jsonError={jsonError ?? descriptorError(create.failure)}
+          versionHint={`Three dot-separated numbers, greater than ${latest?.version ?? 'the latest'}.`}
+          runtimeHint={`Leave empty to keep ${latest?.runtimeUrl ?? p.runtimeUrl}. Users' traffic moves to this version's runtime only when it is published.`}
+        />
+        {jsonError && <Notice kind="error">{jsonError}</Notice>}
+        <ProblemNotice error={create.failure} />
+        <Button
+          variant="primary"
+          busy={create.busy}
+          onClick={() => {
+            const parsed = parseDocument(document.text);
+            if (parsed.error !== undefined) {
+              setJsonError(`The version is not valid JSON: ${parsed.error}`);
+              create.setError(null);
+              return;
+            }
+            setJsonError(null);
+            void create.run(parsed.value);
+          }}
+        >
+          Create version
+        </Button>
+      </div>
+    </>
   );
 }
 
