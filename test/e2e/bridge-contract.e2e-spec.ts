@@ -1,5 +1,6 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
+import Redis from 'ioredis';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { TestIdentityProvider } from '../support/identity-provider';
@@ -120,6 +121,21 @@ describe('runtime bridge: the capability contract', () => {
     }));
     runtime.clearRequests();
     installId = (await request(url).post('/v1/installs').set(user.auth).send({ package_id: packageId }).expect(201)).body.id;
+    // The install fetches its first state at once (docs/components.md): let that poll pass, then forget it and its
+    // cached answer, so the tests below script every runtime answer themselves.
+    await waitFor(
+      async () =>
+        (await dataSource.query(`SELECT 1 FROM capability_executions WHERE install_id = $1 AND trigger = 'poll'`, [installId])).length >
+          0 || undefined,
+      { what: 'the install’s first poll', timeoutMs: 10_000 },
+    );
+    const redis = new Redis(env.env.REDIS_URL);
+    try {
+      await redis.del(`${env.env.REDIS_PREFIX}:state:${installId}:quote`, `${env.env.REDIS_PREFIX}:state-widget:${installId}:quote`);
+    } finally {
+      redis.disconnect();
+    }
+    runtime.clearRequests();
   }, 60_000);
 
   afterAll(async () => {

@@ -14,8 +14,15 @@ export const QUEUES = {
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
-/** Job names of the runtime bridge's queue: the repeating tick of its state poller. */
-export const RUNTIME_BRIDGE_JOBS = { statePollTick: 'state-poll-tick' } as const;
+/**
+ * Job names of the runtime bridge's queue: the repeating tick of its state
+ * poller (produced by its job scheduler only), and the first poll of one
+ * install (`{ installId }`, recorded by marketplace with the install's commit;
+ * kept here so marketplace need not import the bridge, which depends on it).
+ * Two names on purpose: a one-off job under the tick's name, beside its job
+ * scheduler, left scheduled ticks silent after a worker restart.
+ */
+export const RUNTIME_BRIDGE_JOBS = { statePollTick: 'state-poll-tick', pollInstall: 'poll-install' } as const;
 
 export const QUEUE_NAMES: QueueName[] = Object.values(QUEUES);
 

@@ -176,8 +176,11 @@ export class InstallsRepository extends SqlRepository {
    * Active installs of the packages whose published version is one of `versionIds` move to it when it adds no
    * capability mode to theirs, else it waits on them as pending; answers the installs changed.
    */
-  async followPublished(tx: Tx, versionIds: string[]): Promise<Array<{ id: string; user_id: string; needs_consent: boolean }>> {
-    const { rows } = await this.changed<{ id: string; user_id: string; needs_consent: boolean }>(
+  async followPublished(
+    tx: Tx,
+    versionIds: string[],
+  ): Promise<Array<{ id: string; user_id: string; needs_consent: boolean; version_id: string }>> {
+    const { rows } = await this.changed<{ id: string; user_id: string; needs_consent: boolean; version_id: string }>(
       `WITH candidates AS (
          SELECT i.id, i.user_id, nv.id AS new_version_id, ${NEEDS_CONSENT_SQL} AS needs_consent
            FROM package_versions nv
@@ -192,7 +195,7 @@ export class InstallsRepository extends SqlRepository {
                            pending_version_id = CASE WHEN c.needs_consent THEN c.new_version_id ELSE NULL END
          FROM candidates c
         WHERE installs.id = c.id AND NOT (c.needs_consent AND installs.pending_version_id IS NOT DISTINCT FROM c.new_version_id)
-       RETURNING installs.id, installs.user_id, c.needs_consent`,
+       RETURNING installs.id, installs.user_id, c.needs_consent, installs.version_id`,
       [versionIds],
       tx,
     );

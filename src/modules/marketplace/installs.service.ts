@@ -6,6 +6,8 @@ import { SecretBox } from '../../common/crypto/secret-box';
 import { ApiError } from '../../common/errors/api-error';
 import { isId, newId } from '../../common/ids';
 import type { Tx } from '../../infra/database/sql-repository';
+import { JobOutbox, OutboxJob } from '../../infra/queue/job-outbox';
+import { QUEUES, RUNTIME_BRIDGE_JOBS } from '../../infra/queue/queues';
 import { DomainEvents } from '../events/domain-events';
 import { OAuthTokens } from '../providers/oauth-tokens.service';
 import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
@@ -60,6 +62,24 @@ export function toInstallDto(row: InstallRow) {
   };
 }
 
+/**
+ * The job that fetches an install's first state at once (the runtime bridge's
+ * `pollInstall`): recorded in the transaction that makes the install (or moves
+ * it to another version), so it runs if and only if that commits. Its id is
+ * the install's and the version's: a repeated record of the same change is one
+ * job, a later version change is another.
+ */
+function firstPollJob(installId: string, versionId: string): OutboxJob {
+  return {
+    queue: QUEUES.runtimeBridge,
+    name: RUNTIME_BRIDGE_JOBS.pollInstall,
+    id: `poll-install-${installId}-${versionId}`,
+    data: { installId },
+    // A runtime failure is handled (and counted) by the poll itself; only an outage of Redis or PostgreSQL throws.
+    opts: { attempts: 3 },
+  };
+}
+
 const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
 
 /**
@@ -78,6 +98,7 @@ export class InstallsService {
     private readonly oauth: OAuthTokens,
     private readonly secretBox: SecretBox,
     private readonly events: DomainEvents,
+    private readonly jobs: JobOutbox,
   ) {}
 
   private readonly versionCapabilities = new LRUCache<string, CapabilityDescriptor[]>({ max: 2_000 });
@@ -132,6 +153,8 @@ export class InstallsService {
           data: { install_id: id, user_id: userId, package_id: pkg.id, version: live.version, scopes_granted: granted },
         },
       });
+      // The widgets' first state comes at once, not at the poller's next tick.
+      await this.jobs.record(manager, firstPollJob(id, live.version_id));
       const row = (await this.installs.findById(manager, id))!;
       return { created: true, install: toInstallDto(row) };
     });
@@ -155,6 +178,8 @@ export class InstallsService {
       sameSet(scopes, existing.scopes);
     if (unchanged) return existing;
     await this.installs.consent(manager, existing.id, publishedVersionId, scopes);
+    // Another version may bring state capabilities the install did not have: their first state at once too.
+    if (existing.version_id !== publishedVersionId) await this.jobs.record(manager, firstPollJob(existing.id, publishedVersionId));
     // The refused token family (or one broader than what the user grants now) ends; the runtime gets tokens of a new one.
     if (reauthorize || narrowed) {
       await this.oauth.revokeForInstall(manager, existing.id);
@@ -190,6 +215,11 @@ export class InstallsService {
   async followPublished(manager: Tx, versionIds: string[]): Promise<InstallChange[]> {
     if (versionIds.length === 0) return [];
     const moved = await this.installs.followPublished(manager, versionIds);
+    // Installs that moved (no consent needed) poll the new version's new state capabilities at once, in one statement.
+    await this.jobs.record(
+      manager,
+      moved.filter((m) => !m.needs_consent).map((m) => firstPollJob(m.id, m.version_id)),
+    );
     return this.changes(
       manager,
       moved.map((m) => ({ id: m.id, reason: m.needs_consent ? 'upgrade_available' : 'upgraded' })),

@@ -5,7 +5,7 @@ import { QUEUES, STALLED_CHECK_MS } from '../../infra/queue/queues';
 import { RUNTIME_BRIDGE_JOBS, RuntimeBridgeQueue } from './runtime-bridge.queue';
 import { StatePoller } from './state-poller';
 
-/** Consumer of the `runtime-bridge` queue (worker role only): the state polling tick. */
+/** Consumer of the `runtime-bridge` queue (worker role only): the state polling tick and an install's first poll. */
 @Processor(QUEUES.runtimeBridge, { stalledInterval: STALLED_CHECK_MS })
 export class RuntimeBridgeProcessor extends WorkerHost implements OnApplicationBootstrap {
   constructor(
@@ -21,6 +21,11 @@ export class RuntimeBridgeProcessor extends WorkerHost implements OnApplicationB
 
   async process(job: Job): Promise<unknown> {
     if (job.name === RUNTIME_BRIDGE_JOBS.statePollTick) return this.poller.pollDue();
+    if (job.name === RUNTIME_BRIDGE_JOBS.pollInstall) {
+      const { installId } = job.data as { installId?: unknown };
+      if (typeof installId !== 'string') throw new UnrecoverableError('poll-install job without an installId');
+      return this.poller.pollInstall(installId);
+    }
     throw new UnrecoverableError(`unknown runtime-bridge job "${job.name}"`);
   }
 }

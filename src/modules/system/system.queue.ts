@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { QUEUES } from '../../infra/queue/queues';
+import { scheduleEvery } from '../../infra/queue/schedule-every';
 
 export const SYSTEM_JOBS = {
   purgeExpired: 'purge-expired',
@@ -32,14 +33,10 @@ export class SystemQueue {
     return { jobId };
   }
 
-  /** Registers the hourly purge. Idempotent: upserting a scheduler id replaces it. */
+  /** Registers the hourly purge (scheduleEvery: one schedule whatever the number of worker starts). */
   async schedule(): Promise<void> {
     const data = { requestedBy: 'schedule' as const };
-    await this.queue.upsertJobScheduler(
-      `${SYSTEM_JOBS.purgeExpired}.hourly`,
-      { every: 3_600_000 },
-      { name: SYSTEM_JOBS.purgeExpired, data },
-    );
+    await scheduleEvery(this.queue, `${SYSTEM_JOBS.purgeExpired}.hourly`, 3_600_000, { name: SYSTEM_JOBS.purgeExpired, data });
     for (const id of RETIRED_SCHEDULERS) await this.queue.removeJobScheduler(id);
   }
 }

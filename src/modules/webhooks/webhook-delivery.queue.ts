@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import type { OutboxJob } from '../../infra/queue/job-outbox';
 import { QUEUES } from '../../infra/queue/queues';
+import { scheduleEvery } from '../../infra/queue/schedule-every';
 
 export const WEBHOOK_JOBS = {
   drain: 'drain',
@@ -62,12 +63,8 @@ export class WebhookDeliveryQueue {
     return jobId;
   }
 
-  /** The periodic signing-secret rotation reminders. Idempotent: upserting a scheduler id replaces it. */
+  /** The periodic signing-secret rotation reminders (scheduleEvery: one schedule whatever the number of worker starts). */
   async schedule(): Promise<void> {
-    await this.queue.upsertJobScheduler(
-      'webhook-sweep',
-      { every: this.config.webhooks.sweepIntervalMs },
-      { name: WEBHOOK_JOBS.sweep, data: {} },
-    );
+    await scheduleEvery(this.queue, 'webhook-sweep', this.config.webhooks.sweepIntervalMs, { name: WEBHOOK_JOBS.sweep, data: {} });
   }
 }
