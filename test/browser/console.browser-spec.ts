@@ -221,6 +221,8 @@ describe('developer console: onboarding to a published package', () => {
     await row.getByText('delivered').waitFor();
     expect(await row.getByRole('cell').nth(2).textContent()).toBe('1');
     expect(await row.getByRole('cell').nth(3).textContent()).toBe('200');
+    // A test event concerns no package: the Package column says so.
+    expect(await row.getByRole('cell').nth(4).textContent()).toBe('—');
     await screenshot(page, 'console-delivery-log');
     expect(receiver.received).toHaveLength(1);
     const eventId = receiver.received[0].body.id as string;

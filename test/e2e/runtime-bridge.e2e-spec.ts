@@ -121,6 +121,15 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
     }));
     const install = await request(url).post('/v1/installs').set(user.auth).send({ package_id: packageId }).expect(201);
     installId = install.body.id;
+    // The install fetches its first state at once (docs/components.md): let that poll pass, then forget its cached
+    // answer, so each test below decides what the cache holds.
+    await waitFor(
+      async () =>
+        (await dataSource.query(`SELECT 1 FROM capability_executions WHERE install_id = $1 AND trigger = 'poll'`, [installId])).length >
+          0 || undefined,
+      { what: 'the install’s first poll', timeoutMs: 10_000 },
+    );
+    await clearCache();
   }, 60_000);
 
   afterAll(async () => {
@@ -165,6 +174,8 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
     const event = await eventFor('capability.invoked', res.body.requestId);
     expect(event).toEqual({
       app_id: appId,
+      // Beside the webhook data: the package the delivery log shows (the webhook body is `data` alone).
+      package_id: packageId,
       data: {
         capability_name: 'balance',
         mode: 'state',

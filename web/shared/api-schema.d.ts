@@ -1884,6 +1884,8 @@ export interface components {
             detail: string;
             /** @description Present and true on a quick validation for a live check it does not run: 0 of 0 points here, its share left out of the dimension max, scored in a full run */
             deferred?: boolean;
+            /** @description Present and true on a warning: advice about what users will see (a preferred component the example data does not fit, a widget that cannot be polled). Worth 0 of 0 points and never blocking; passed is false while the advice applies */
+            warning?: boolean;
           }[];
         };
       } | null;
@@ -2219,6 +2221,8 @@ export interface components {
       last_error: string | null;
       replay_of: string | null;
       test: boolean;
+      /** @description The package the event concerns (package.*, install.* and capability.* events); null for an event about no package and for test events */
+      package_id: string | null;
       /** Format: date-time */
       delivered_at: string | null;
       /** Format: date-time */
@@ -2269,6 +2273,8 @@ export interface components {
       last_error: string | null;
       replay_of: string | null;
       test: boolean;
+      /** @description The package the event concerns (package.*, install.* and capability.* events); null for an event about no package and for test events */
+      package_id: string | null;
       /** Format: date-time */
       delivered_at: string | null;
       /** Format: date-time */
@@ -2918,6 +2924,8 @@ export interface components {
             detail: string;
             /** @description Present and true on a quick validation for a live check it does not run: 0 of 0 points here, its share left out of the dimension max, scored in a full run */
             deferred?: boolean;
+            /** @description Present and true on a warning: advice about what users will see (a preferred component the example data does not fit, a widget that cannot be polled). Worth 0 of 0 points and never blocking; passed is false while the advice applies */
+            warning?: boolean;
           }[];
         };
       };
@@ -7756,6 +7764,8 @@ export interface operations {
       query?: {
         status?: 'pending' | 'delivered' | 'failed';
         event_type?: string;
+        /** @description Only deliveries about this package */
+        package_id?: string;
         /** @description Created at or after */
         since?: string;
         /** @description Created before */

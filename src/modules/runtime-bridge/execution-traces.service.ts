@@ -107,6 +107,8 @@ export class ExecutionTraces {
       type: input.error ? CAPABILITY_EVENTS.failed : CAPABILITY_EVENTS.invoked,
       payload: {
         app_id: target.app_id,
+        // Beside `data` (which is the webhook body as the spec lists it): the package the delivery log shows.
+        package_id: target.package_id,
         data: input.error
           ? {
               ...common,

@@ -21,6 +21,8 @@ export interface DeliveryRow {
   last_error: string | null;
   replay_of: string | null;
   test: boolean;
+  /** The package the event concerns (null: none, or a test event); see `WebhookFanOut`. */
+  package_id: string | null;
   delivered_at: Date | null;
   failed_at: Date | null;
   created_at: Date;
@@ -71,12 +73,15 @@ export interface NewDelivery {
   test: boolean;
   replayOf: string | null;
   disabled: boolean;
+  /** The package the event concerns, for the delivery log; null when it concerns none. */
+  packageId: string | null;
 }
 
 /** Filters of the delivery log (null: any). */
 export interface DeliveryLogFilter {
   status: string | null;
   eventType: string | null;
+  packageId: string | null;
   since: string | null;
   until: string | null;
   /** The last row of the previous page. */
@@ -100,8 +105,9 @@ export class WebhookDeliveriesRepository extends SqlRepository {
   /** Null when this event already has its delivery for the app: fan-out may run again after a crash. */
   async insert(tx: Tx, delivery: NewDelivery): Promise<DeliveryRow | null> {
     return this.first<DeliveryRow>(
-      `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of, status, last_error, failed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN now() END)
+      `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of, status, last_error, failed_at,
+                                       package_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN now() END, $12)
        ON CONFLICT (event_id, app_id) WHERE replay_of IS NULL AND NOT test DO NOTHING
        RETURNING *`,
       [
@@ -116,6 +122,7 @@ export class WebhookDeliveriesRepository extends SqlRepository {
         delivery.disabled ? 'failed' : 'pending',
         delivery.disabled ? 'endpoint_disabled' : null,
         delivery.disabled,
+        delivery.packageId,
       ],
       tx,
     );
@@ -133,23 +140,24 @@ export class WebhookDeliveriesRepository extends SqlRepository {
     const jobs = outboxInsertFrom(
       DRAIN_JOB,
       {
-        from: 'unnest($8::text[], $9::text[]) AS j(id, app_id)',
+        from: 'unnest($9::text[], $10::text[]) AS j(id, app_id)',
         idColumn: 'j.id',
         dataSql: `jsonb_build_object('appId', j.app_id)`,
         where: `EXISTS (SELECT 1 FROM written w WHERE w.app_id = j.app_id AND w.status = 'pending')`,
       },
-      10,
+      11,
     );
     await this.execute(
       `WITH input AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[])
-                    AS t(id, app_id, event_id, event_type, idempotency_key, body, disabled)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[])
+                    AS t(id, app_id, event_id, event_type, idempotency_key, body, disabled, package_id)
        ), written AS (
-         INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, status, last_error, failed_at)
+         INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, status, last_error, failed_at, package_id)
          SELECT id, app_id, event_id, event_type, idempotency_key, body,
                 CASE WHEN disabled THEN 'failed' ELSE 'pending' END,
                 CASE WHEN disabled THEN 'endpoint_disabled' END,
-                CASE WHEN disabled THEN now() END
+                CASE WHEN disabled THEN now() END,
+                package_id
            FROM input
          ON CONFLICT (event_id, app_id) WHERE replay_of IS NULL AND NOT test DO NOTHING
          RETURNING id, app_id, status
@@ -163,6 +171,7 @@ export class WebhookDeliveriesRepository extends SqlRepository {
         deliveries.map((r) => r.idempotencyKey),
         deliveries.map((r) => r.body),
         deliveries.map((r) => r.disabled),
+        deliveries.map((r) => r.packageId),
         drains.map((d) => d.jobId),
         drains.map((d) => d.appId),
         ...jobs.params,
@@ -174,9 +183,19 @@ export class WebhookDeliveriesRepository extends SqlRepository {
   /** A new pending chain for the same event (same event id, key and body bytes), in the caller's transaction. */
   async insertReplay(tx: Tx, id: string, original: DeliveryRow): Promise<DeliveryRow> {
     const row = await this.first<DeliveryRow>(
-      `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [id, original.app_id, original.event_id, original.event_type, original.idempotency_key, original.body, original.test, original.id],
+      `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of, package_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+      [
+        id,
+        original.app_id,
+        original.event_id,
+        original.event_type,
+        original.idempotency_key,
+        original.body,
+        original.test,
+        original.id,
+        original.package_id,
+      ],
       tx,
     );
     return row!;
@@ -192,9 +211,20 @@ export class WebhookDeliveriesRepository extends SqlRepository {
           AND ($4::timestamptz IS NULL OR created_at >= $4)
           AND ($5::timestamptz IS NULL OR created_at < $5)
           AND ($6::timestamptz IS NULL OR (created_at, id) < ($6, $7))
+          AND ($9::text IS NULL OR package_id = $9)
         ORDER BY created_at DESC, id DESC
         LIMIT $8`,
-      [appId, filter.status, filter.eventType, filter.since, filter.until, filter.after?.at ?? null, filter.after?.id ?? null, take],
+      [
+        appId,
+        filter.status,
+        filter.eventType,
+        filter.since,
+        filter.until,
+        filter.after?.at ?? null,
+        filter.after?.id ?? null,
+        take,
+        filter.packageId,
+      ],
     );
   }
 

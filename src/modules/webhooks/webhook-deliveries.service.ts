@@ -74,6 +74,8 @@ export class WebhookDeliveries {
       test: options.test ?? false,
       replayOf: options.replayOf ?? null,
       disabled: options.disabled === true,
+      // Test events carry sample data naming no real package.
+      packageId: null,
     });
   }
 
@@ -86,6 +88,7 @@ export class WebhookDeliveries {
       {
         status: query.status ?? null,
         eventType: query.event_type ?? null,
+        packageId: query.package_id ?? null,
         since: query.since ?? null,
         until: query.until ?? null,
         after: cursor,
@@ -194,6 +197,7 @@ function toSummary(row: DeliveryRow) {
     last_error: row.last_error,
     replay_of: row.replay_of,
     test: row.test,
+    package_id: row.package_id,
     delivered_at: row.delivered_at?.toISOString() ?? null,
     failed_at: row.failed_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),

@@ -239,8 +239,24 @@ function TestEvent(props: { appId: string; onSent: () => void }) {
   );
 }
 
+/** The developer's packages by id, so a delivery shows the name of the package it concerns. */
+function usePackageNames() {
+  return useResource(
+    () => ok(api.GET('/v1/providers/packages')).then((r) => new Map(r.packages.map((p) => [p.id, p.name] as [string, string]))),
+    [],
+  );
+}
+
+/** The package a delivery concerns, linked to its page; "—" when it concerns none. */
+function PackageCell(props: { packageId: string | null; names: Map<string, string> | undefined }) {
+  if (!props.packageId) return <>—</>;
+  return <Link href={`/packages/${props.packageId}`}>{props.names?.get(props.packageId) ?? props.packageId}</Link>;
+}
+
 function DeliveryLog(props: { appId: string; version: number }) {
   const [status, setStatus] = useState('');
+  const [packageId, setPackageId] = useState('');
+  const names = usePackageNames();
   const [more, setMore] = useState<DeliverySummary[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const page = (next?: string | null) =>
@@ -248,7 +264,11 @@ function DeliveryLog(props: { appId: string; version: number }) {
       api.GET('/v1/providers/apps/{app_id}/webhook/deliveries', {
         params: {
           path: { app_id: props.appId },
-          query: { ...(status ? { status: status as DeliverySummary['status'] } : {}), ...(next ? { cursor: next } : {}) },
+          query: {
+            ...(status ? { status: status as DeliverySummary['status'] } : {}),
+            ...(packageId ? { package_id: packageId } : {}),
+            ...(next ? { cursor: next } : {}),
+          },
         },
       }),
     );
@@ -257,7 +277,7 @@ function DeliveryLog(props: { appId: string; version: number }) {
     setMore([]);
     setCursor(first.next_cursor);
     return first.deliveries;
-  }, [props.appId, props.version, status]);
+  }, [props.appId, props.version, status, packageId]);
   const loadMore = useAction(async () => {
     const next = await page(cursor);
     setMore((current) => [...current, ...next.deliveries]);
@@ -285,6 +305,15 @@ function DeliveryLog(props: { appId: string; version: number }) {
           <option value="delivered">Delivered</option>
           <option value="failed">Failed</option>
         </select>
+        <label for="delivery-package">Package</label>
+        <select id="delivery-package" value={packageId} onChange={(event) => setPackageId(event.currentTarget.value)}>
+          <option value="">Any package</option>
+          {[...(names.data ?? new Map<string, string>())].map(([id, name]) => (
+            <option key={id} value={id}>
+              {name}
+            </option>
+          ))}
+        </select>
       </div>
       <Loaded resource={log}>
         {(first) => {
@@ -301,6 +330,7 @@ function DeliveryLog(props: { appId: string; version: number }) {
                       <th scope="col">Status</th>
                       <th scope="col">Attempts</th>
                       <th scope="col">Last response</th>
+                      <th scope="col">Package</th>
                       <th scope="col">Created</th>
                     </tr>
                   </thead>
@@ -320,6 +350,9 @@ function DeliveryLog(props: { appId: string; version: number }) {
                         </td>
                         <td>{d.attempt_count}</td>
                         <td>{d.last_status_code ?? d.last_error ?? '—'}</td>
+                        <td>
+                          <PackageCell packageId={d.package_id} names={names.data} />
+                        </td>
                         <td>{formatDate(d.created_at)}</td>
                       </tr>
                     ))}
@@ -365,6 +398,7 @@ function useDelivery(appId: string, deliveryId: string) {
 
 function DeliverySummarySection(props: { appId: string; delivery: Delivery }) {
   const { appId, delivery } = props;
+  const names = usePackageNames();
   return (
     <Section title="Summary">
       <Facts
@@ -372,6 +406,7 @@ function DeliverySummarySection(props: { appId: string; delivery: Delivery }) {
           ['Status', <StateBadge key="s" state={delivery.status} />],
           ['Delivery id', <code key="id">{delivery.id}</code>],
           ['Event id', <code key="e">{delivery.event_id}</code>],
+          ['Package', <PackageCell key="p" packageId={delivery.package_id} names={names.data} />],
           [
             'Idempotency key',
             <code key="k" class="break">

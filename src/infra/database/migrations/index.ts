@@ -17,6 +17,7 @@ import { AppTiersAndDeveloperSuspension1764001900000 } from './1764001900000-App
 import { InstallUpgradesAndReauthorization1764001700000 } from './1764001700000-InstallUpgradesAndReauthorization';
 import { ConfirmationStarter1764001710000 } from './1764001710000-ConfirmationStarter';
 import { PasswordResets1764002130000 } from './1764002130000-PasswordResets';
+import { DeliveryPackage1764002240000 } from './1764002240000-DeliveryPackage';
 
 /**
  * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
@@ -42,4 +43,5 @@ export const MIGRATIONS = [
   AppTiersAndDeveloperSuspension1764001900000,
   WebhookDrainIndex1764002000000,
   PasswordResets1764002130000,
+  DeliveryPackage1764002240000,
 ];

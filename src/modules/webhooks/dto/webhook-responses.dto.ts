@@ -35,6 +35,12 @@ export class DeliverySummaryDto {
   @ApiProperty(nullableString) last_error: string | null;
   @ApiProperty(nullableString) replay_of: string | null;
   @ApiProperty() test: boolean;
+  @ApiProperty({
+    ...nullableString,
+    description:
+      'The package the event concerns (package.*, install.* and capability.* events); null for an event about no package and for test events',
+  })
+  package_id: string | null;
   @ApiProperty(nullableTime) delivered_at: string | null;
   @ApiProperty(nullableTime) failed_at: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;

@@ -1,7 +1,20 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageCursor, PageLimit } from '../../../common/pagination/page-query';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhook-contract';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 
 export class PutWebhookProfileDto {
   @ApiPropertyOptional({ description: "HTTPS target; the same value as the app's webhook_url" })
@@ -51,6 +64,11 @@ export class DeliveryListQuery {
   @IsIn(['pending', 'delivered', 'failed'])
   status?: 'pending' | 'delivered' | 'failed';
   @ApiPropertyOptional({ maxLength: 100 }) @IsOptional() @IsString() @MaxLength(100) event_type?: string;
+  @ApiPropertyOptional({ description: 'Only deliveries about this package', example: 'pkg_0123456789ABCDEFabcdef' })
+  @IsOptional()
+  @IsString()
+  @Matches(/^pkg_[0-9A-Za-z]{22}$/, { message: 'package_id must be a package id (pkg_ followed by 22 letters or digits)' })
+  package_id?: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Created at or after' })
   @IsOptional()
   @IsISO8601({ strict: true })
