@@ -1,7 +1,9 @@
 import { ApiError } from '../../src/common/errors/api-error';
 import { ContactsModule } from '../../src/modules/contacts/contacts.module';
 import { ContactsService } from '../../src/modules/contacts/contacts.service';
+import { ContactSends } from '../../src/modules/messages/contact-sends.service';
 import { MessageReceipts } from '../../src/modules/messages/message-receipts.service';
+import { MessagesRepository } from '../../src/modules/messages/messages.repository';
 import { MessagesModule } from '../../src/modules/messages/messages.module';
 import { MessagesService } from '../../src/modules/messages/messages.service';
 import { MediumContext, mediumContext } from './medium';
@@ -197,6 +199,111 @@ describe('MessagesService and MessageReceipts (medium: real module, real databas
       expect(outcomes.filter((o) => !o.replayed)).toHaveLength(1);
       const [{ count }] = await ctx.dataSource.query(`SELECT count(*)::int AS count FROM messages WHERE sender_id = $1`, [ada.id]);
       expect(count).toBe(1);
+    });
+  });
+
+  describe('sends that arrive together, written by one statement (ContactSends)', () => {
+    it("writes what one-by-one sends write, in the order they were sent, and refuses what is not the sender's", async () => {
+      const many = jest.spyOn(ctx.get(MessagesRepository), 'sendToContactMany');
+      const ada = await person();
+      const bob = await person();
+      const eve = await person();
+      const bobAtAda = await ctx.make.contact(ada.id, { name: 'Bob', email: bob.email });
+      const adaAtBob = await ctx.make.contact(bob.id, { name: 'Ada', email: ada.email });
+      const nobody = await ctx.make.contact(ada.id, { name: 'Not yet here', email: 'batch-nobody@medium.example' });
+      const eveContact = await ctx.make.contact(eve.id, { name: 'Someone', email: 'batch-someone@medium.example' });
+      many.mockClear();
+
+      const [first, second, waiting, notMine] = await Promise.allSettled([
+        messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'first' }, 'batch-1'),
+        messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'second' }),
+        messages.send(ada.id, { recipient_id: nobody.id, content: 'for later' }, 'batch-2'),
+        messages.send(ada.id, { recipient_id: eveContact.id, content: 'not mine' }, 'batch-3'),
+      ]);
+      // One statement wrote the batch (the refused send then took the general path, which answered NOT_FOUND).
+      expect(many).toHaveBeenCalledTimes(1);
+      expect(many.mock.calls[0][0]).toHaveLength(4);
+      expect(notMine).toMatchObject({ status: 'rejected', reason: expect.any(ApiError) });
+      expect(await ctx.dataSource.query(`SELECT 1 FROM idempotency_keys WHERE owner_id = $1 AND key = 'batch-3'`, [ada.id])).toEqual([]);
+      if (first.status !== 'fulfilled' || second.status !== 'fulfilled' || waiting.status !== 'fulfilled') throw new Error('a send failed');
+      expect(first.value.body.status).toBe('sent');
+      expect(waiting.value.body.status).toBe('waiting');
+
+      // The thread keeps the order of sending, though the sends shared one transaction's now().
+      const rows = await ctx.dataSource.query(
+        `SELECT id, content, created_at FROM messages WHERE sender_id = $1 AND recipient_id = $2 ORDER BY created_at, id`,
+        [ada.id, bobAtAda.id],
+      );
+      expect(rows.map((r: { content: string }) => r.content)).toEqual(['first', 'second']);
+      expect((rows[0].created_at as Date).toISOString()).toBe(first.value.body.created_at);
+      // Two sends to one contact are two interactions.
+      const [contact] = await ctx.dataSource.query(`SELECT interaction_weight FROM contacts WHERE id = $1`, [bobAtAda.id]);
+      expect(contact.interaction_weight).toBeCloseTo(2, 5);
+
+      const [event] = await ctx.dataSource.query(`SELECT type, payload FROM events WHERE payload->>'message_id' = $1`, [
+        first.value.body.id,
+      ]);
+      expect(event).toEqual({
+        type: 'message.created',
+        payload: {
+          message_id: first.value.body.id,
+          sender_id: ada.id,
+          recipient_id: bobAtAda.id,
+          recipient_kind: 'contact',
+          recipient_user_ids: [bob.id],
+          sender_contact_ids: { [bob.id]: adaAtBob.id },
+          contact_ids: [bobAtAda.id],
+          type: 'text',
+          content: 'first',
+          created_at: first.value.body.created_at,
+        },
+      });
+      const [key] = await ctx.dataSource.query(
+        `SELECT response_status, response_body FROM idempotency_keys WHERE owner_id = $1 AND key = 'batch-2'`,
+        [ada.id],
+      );
+      expect(key).toEqual({ response_status: 201, response_body: waiting.value.body });
+      many.mockRestore();
+    });
+
+    it('writes each send alone when the statement of the batch fails, so one bad send fails alone', async () => {
+      const sends = ctx.get(ContactSends);
+      const ada = await person();
+      const bobAtAda = await ctx.make.contact(ada.id, { name: 'Bob', email: 'batch-fallback@medium.example' });
+      const taken = await messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'already here' });
+      const send = (id: string, n: number) => ({
+        id,
+        senderId: ada.id,
+        contactId: bobAtAda.id,
+        type: 'text' as const,
+        content: `fallback ${n}`,
+        event: { id: `evt_fallback${n}${ada.id.slice(-6)}`, type: 'message.created', delayMs: 1000 },
+      });
+      // The second send reuses a stored message id: its row is refused, and with it the batch's statement.
+      const results = await Promise.allSettled([
+        sends.send(send(`msg_fallbackA${ada.id.slice(-8)}`, 1)),
+        sends.send(send(taken.body.id, 2)),
+        sends.send(send(`msg_fallbackC${ada.id.slice(-8)}`, 3)),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      const contents = await ctx.dataSource.query(`SELECT content FROM messages WHERE sender_id = $1 ORDER BY created_at, id`, [ada.id]);
+      expect(contents.map((r: { content: string }) => r.content)).toEqual(['already here', 'fallback 1', 'fallback 3']);
+    });
+
+    it('sends once for 30 concurrent sends with one key arriving together, and all answer the same message', async () => {
+      const ada = await person();
+      const bobAtAda = await ctx.make.contact(ada.id, { name: 'Bob', email: 'batch-race@medium.example' });
+      const others = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => ctx.make.contact(ada.id, { name: `Other ${i}`, email: `batch-other-${i}@medium.example` })),
+      );
+      const outcomes = await Promise.all([
+        ...Array.from({ length: 30 }, () => messages.send(ada.id, { recipient_id: bobAtAda.id, content: 'once' }, 'batch-race')),
+        ...others.map((c, i) => messages.send(ada.id, { recipient_id: c.id, content: `other ${i}` }, `batch-other-${i}`)),
+      ]);
+      expect(new Set(outcomes.slice(0, 30).map((o) => o.body.id)).size).toBe(1);
+      expect(outcomes.slice(0, 30).filter((o) => !o.replayed)).toHaveLength(1);
+      const [{ count }] = await ctx.dataSource.query(`SELECT count(*)::int AS count FROM messages WHERE sender_id = $1`, [ada.id]);
+      expect(count).toBe(6);
     });
   });
 

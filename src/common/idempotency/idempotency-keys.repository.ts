@@ -52,9 +52,11 @@ export class IdempotencyKeysRepository extends SqlRepository {
   /**
    * `claim` as a CTE of the caller's single statement, storing the response
    * with the key: one row per row of `source` whose key is taken (inserted,
-   * or an expired one taken over). Every argument is an SQL expression; the
-   * response body may use `source`'s columns. A live key yields no row, and
-   * a concurrent holder is waited for, as with `claim`.
+   * or an expired one taken over), returning its `owner_id`, `scope` and
+   * `key`. Every argument is an SQL expression; the response body may use
+   * `source`'s columns. A live key yields no row, and a concurrent holder is
+   * waited for, as with `claim`. One statement may not take the same key
+   * twice (PostgreSQL refuses to update a row twice in one statement).
    */
   static claimWithResponseSql(args: {
     name: string;
@@ -74,7 +76,7 @@ export class IdempotencyKeysRepository extends SqlRepository {
            SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status,
                response_body = EXCLUDED.response_body, created_at = now(), expires_at = EXCLUDED.expires_at
            WHERE idempotency_keys.expires_at < now()
-         RETURNING key)`;
+         RETURNING owner_id, scope, key)`;
   }
 
   async find(tx: Tx, ownerId: string, scope: string, key: string): Promise<StoredKey | null> {

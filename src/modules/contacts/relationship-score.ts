@@ -28,11 +28,12 @@ export function relationshipScoreSql(alias: string): string {
 }
 
 /**
- * The SET list that records one interaction on `alias`'s row at `at` (an SQL
- * timestamptz expression): the decayed weight plus one, and the latest times.
+ * The SET list that records `count` interactions (an SQL number expression,
+ * one by default) on `alias`'s row at `at` (an SQL timestamptz expression):
+ * the decayed weight plus `count`, and the latest times.
  */
-export function recordInteractionSetSql(alias: string, at: string): string {
-  return `interaction_weight = ${decayedWeightSql(alias, at)} + 1,
+export function recordInteractionSetSql(alias: string, at: string, count = '1'): string {
+  return `interaction_weight = ${decayedWeightSql(alias, at)} + ${count},
               weight_at = GREATEST(${alias}.weight_at, ${at}),
               last_interaction = GREATEST(${alias}.last_interaction, ${at})`;
 }

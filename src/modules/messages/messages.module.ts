@@ -7,6 +7,7 @@ import { MessageEntity } from './entities/message.entity';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
 import { ConversationsService } from './conversations.service';
+import { ContactSends } from './contact-sends.service';
 import { MessageReceipts } from './message-receipts.service';
 import { MessagesController } from './messages.controller';
 import { MessagesPersonalData } from './messages.personal-data';
@@ -17,7 +18,15 @@ import { MessagesService } from './messages.service';
 @Module({
   imports: [TypeOrmModule.forFeature([MessageEntity, MessageRecipientEntity]), AccessModule, ContactsModule],
   controllers: [MessagesController, ConversationsController],
-  providers: [MessagesService, MessageReceipts, MessagesPersonalData, ConversationsService, MessagesRepository, ConversationsRepository],
+  providers: [
+    MessagesService,
+    ContactSends,
+    MessageReceipts,
+    MessagesPersonalData,
+    ConversationsService,
+    MessagesRepository,
+    ConversationsRepository,
+  ],
   exports: [MessagesService, MessageReceipts, MessagesRepository],
 })
 export class MessagesModule {}

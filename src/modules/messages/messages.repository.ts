@@ -44,7 +44,8 @@ export interface ContactSent {
 }
 
 /** `created_at` of rows written by the statement, as `Date.prototype.toISOString` writes it (milliseconds, truncated as pg's parser does). */
-const NOW_ISO = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const isoSql = (at: string): string => `to_char(${at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const NOW_ISO = isoSql('now()');
 
 const CLAIM_KEY = IdempotencyKeysRepository.claimWithResponseSql({
   name: 'claim',
@@ -98,6 +99,71 @@ const SEND_TO_CONTACT_SQL = `WITH recipient AS (
     SELECT go.*, ${contactForUserSql('go.linked_user_id', '$2::text')} AS sender_contact_id FROM go
   ), ${MESSAGE_CREATED_EVENT}
   SELECT told.created_at, told.linked_user_id, told.sender_contact_id FROM told`;
+
+/**
+ * `SEND_TO_CONTACT_SQL` for many sends at once (`sendToContactMany`): the
+ * sends come as parallel arrays, one element each, and every part is the
+ * same as in the one-send statement, per row. Two sends to one contact in a
+ * batch add two interactions to its weight. The sends of one batch share a
+ * transaction, and so `now()`: each is stamped a microsecond after the one
+ * before it, so that a thread (ordered by `created_at`, then the random id)
+ * keeps the order in which they were sent. The contacts are locked in id
+ * order before they are updated, so two batches that share contacts (two api
+ * instances) wait for each other instead of deadlocking. A row comes back
+ * for each send that was written, with its id; the others wrote nothing.
+ */
+const SEND_TO_CONTACTS_SQL = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                         $9::text[], $10::int[], $11::text[])
+      WITH ORDINALITY AS i(id, sender_id, contact_id, type, content, key, request_hash, scope, event_id, delay_ms, event_type, ord)
+  ), stamped AS (
+    SELECT i.*, now() + (i.ord - 1) * interval '1 microsecond' AS at FROM input i
+  ), recipient AS (
+    SELECT i.*, ${linkedUserSql('c')} AS linked_user_id, ${isoSql('i.at')} AS created_at
+      FROM stamped i JOIN contacts c ON c.id = i.contact_id AND c.user_id = i.sender_id
+  ), keyed AS (
+    SELECT * FROM recipient WHERE key IS NOT NULL ORDER BY sender_id, key
+  ), ${IdempotencyKeysRepository.claimWithResponseSql({
+    name: 'claim',
+    source: 'keyed',
+    ownerId: 'keyed.sender_id',
+    scope: 'keyed.scope',
+    key: 'keyed.key',
+    requestHash: 'keyed.request_hash',
+    status: '201',
+    body: `jsonb_build_object('id', keyed.id, 'status', CASE WHEN keyed.linked_user_id IS NULL THEN 'waiting' ELSE 'sent' END,
+                              'created_at', keyed.created_at)`,
+  })}, go AS (
+    SELECT r.* FROM recipient r
+     WHERE r.key IS NULL OR EXISTS (SELECT 1 FROM claim k WHERE k.owner_id = r.sender_id AND k.scope = r.scope AND k.key = r.key)
+  ), message AS (
+    INSERT INTO messages (id, sender_id, recipient_kind, recipient_id, type, content, status, created_at)
+    SELECT go.id, go.sender_id, 'contact', go.contact_id, go.type, go.content, 'sent', go.at FROM go
+  ), recipients AS (
+    INSERT INTO message_recipients (message_id, contact_id, recipient_user_id) SELECT go.id, go.contact_id, go.linked_user_id FROM go
+  ), sends_per_contact AS (
+    SELECT contact_id, count(*) AS sends FROM go GROUP BY contact_id
+  ), locked AS (
+    SELECT c.id FROM contacts c JOIN sends_per_contact s ON s.contact_id = c.id ORDER BY c.id FOR NO KEY UPDATE OF c
+  ), interaction AS (
+    UPDATE contacts c SET ${recordInteractionSetSql('c', 'now()', 's.sends')}
+      FROM sends_per_contact s JOIN locked l ON l.id = s.contact_id WHERE c.id = s.contact_id
+  ), told AS (
+    SELECT go.*, ${contactForUserSql('go.linked_user_id', 'go.sender_id')} AS sender_contact_id FROM go
+  ), ${EventsRepository.heldInsertSql({
+    name: 'recorded_event',
+    source: 'told',
+    id: 'told.event_id',
+    type: 'told.event_type',
+    delayMs: 'told.delay_ms',
+    payload: `jsonb_build_object(
+      'message_id', told.id, 'sender_id', told.sender_id, 'recipient_id', told.contact_id, 'recipient_kind', 'contact',
+      'recipient_user_ids', CASE WHEN told.linked_user_id IS NULL THEN '[]'::jsonb ELSE jsonb_build_array(told.linked_user_id) END,
+      'sender_contact_ids', CASE WHEN told.sender_contact_id IS NULL THEN '{}'::jsonb
+                                 ELSE jsonb_build_object(told.linked_user_id, told.sender_contact_id) END,
+      'contact_ids', jsonb_build_array(told.contact_id), 'type', told.type, 'content', told.content, 'created_at', told.created_at)`,
+  })}
+  SELECT told.id, told.created_at, told.linked_user_id, told.sender_contact_id FROM told`;
 
 /** Which halves of a thread to read: what the user sent, and what one other user sent to them. */
 export interface ThreadScope {
@@ -268,6 +334,38 @@ export class MessagesRepository extends SqlRepository {
     );
     const [row] = rows;
     return row ? { createdAt: row.created_at, linkedUserId: row.linked_user_id, senderContactId: row.sender_contact_id } : null;
+  }
+
+  /**
+   * Many sends to contacts in one statement (SEND_TO_CONTACTS_SQL): for each
+   * send, in order, what it stored, or null when it wrote nothing (as
+   * `sendToContact`). The sends must not share an `Idempotency-Key` of one
+   * sender (one statement cannot take a key twice).
+   */
+  async sendToContactMany(sends: ContactSend[]): Promise<Array<ContactSent | null>> {
+    const column = <T>(pick: (send: ContactSend) => T): T[] => sends.map(pick);
+    const rows = await this.prepared<{ id: string; created_at: string; linked_user_id: string | null; sender_contact_id: string | null }>(
+      'messages.send_to_contacts',
+      SEND_TO_CONTACTS_SQL,
+      [
+        column((s) => s.id),
+        column((s) => s.senderId),
+        column((s) => s.contactId),
+        column((s) => s.type),
+        column((s) => s.content),
+        column((s) => s.idempotency?.key ?? null),
+        column((s) => s.idempotency?.requestHash ?? null),
+        column((s) => s.idempotency?.scope ?? null),
+        column((s) => s.event.id),
+        column((s) => s.event.delayMs),
+        column((s) => s.event.type),
+      ],
+    );
+    const stored = new Map(rows.map((row) => [row.id, row]));
+    return sends.map((send) => {
+      const row = stored.get(send.id);
+      return row ? { createdAt: row.created_at, linkedUserId: row.linked_user_id, senderContactId: row.sender_contact_id } : null;
+    });
   }
 
   /** Whether a message sent to this group reached the user (a former member keeps what they received). */

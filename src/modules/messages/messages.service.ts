@@ -28,6 +28,7 @@ import {
 import { MessageType, RecipientKind } from './entities/message.entity';
 import { decodeCursor, encodeCursor } from './message-cursor';
 import type { Tx } from '../../infra/database/sql-repository';
+import { ContactSends } from './contact-sends.service';
 import { MessagesRepository, ThreadScope } from './messages.repository';
 
 /** Scope of `Idempotency-Key` records of `POST /v1/messages`. */
@@ -66,6 +67,7 @@ export class MessagesService {
 
   constructor(
     private readonly messages: MessagesRepository,
+    private readonly contactSends: ContactSends,
     private readonly contacts: ContactsService,
     private readonly groups: GroupsService,
     private readonly idempotency: Idempotency,
@@ -109,15 +111,15 @@ export class MessagesService {
 
   /**
    * The common case, a message to one of the user's contacts, in one statement
-   * (MessagesRepository.sendToContact): the same rows, key and event as the
-   * general path below, in one round trip. Null when it wrote nothing (not
+   * (MessagesRepository.sendToContact, or with the sends around it: ContactSends):
+   * the same rows, key and event as the general path below, in one round trip. Null when it wrote nothing (not
    * the user's contact, or the key already taken): the general path then
    * answers NOT_FOUND, the replay or the key conflict.
    */
   private async sendToContact(userId: string, request: SendRequest, idempotencyKey?: string): Promise<MessageCreatedPayload | null> {
     if (idempotencyKey !== undefined) assertIdempotencyKey(idempotencyKey);
     const id = newId('msg');
-    const sent = await this.messages.sendToContact({
+    const sent = await this.contactSends.send({
       id,
       senderId: userId,
       contactId: request.recipient_id,
