@@ -103,6 +103,15 @@ describe('developer docs served by the service', () => {
         expect({ path, status: res.status }).toEqual({ path, status: 404 });
         expect(res.text).not.toContain('"name": "soul-service"');
       }
+      // Pictures of docs/img are served by name, with a policy that lets an SVG run nothing; the page links them.
+      const picture = await request(url).get('/developers/img/placements.svg').buffer(true).expect(200);
+      expect(picture.headers['content-type']).toBe('image/svg+xml; charset=utf-8');
+      expect(picture.headers['content-security-policy']).toBe("default-src 'none'; style-src 'unsafe-inline'");
+      expect(String(picture.body)).toContain('<title id="title">Where each placement appears');
+      const components = (await request(url).get('/developers/components').expect(200)).text;
+      expect(components).toMatch(/<img src="\/developers\/img\/placements\.svg" alt="Where each placement appears[^"]*">/);
+      await request(url).get('/developers/img/no-such.svg').expect(404);
+      await request(url).get('/developers/img/..%2fquickstart.md').expect(404);
       const traversal = await request(url).get('/developers/../package.json');
       expect(traversal.text).not.toContain('"name": "soul-service"');
     });

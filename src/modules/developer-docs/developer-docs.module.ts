@@ -36,6 +36,17 @@ export function registerDeveloperDocs(fastify: FastifyInstance, docs: DocsRender
   );
   // The route map's address of the descriptor schema: one document, one `$id`, so this sends the editor there.
   fastify.get(`${DOCS_BASE}/schemas/package.json`, (_request, reply) => reply.redirect(DESCRIPTOR_SCHEMA_URL_PATH, 301));
+  // Pictures: looked up by name in what was read at start-up, like pages. An SVG may not run script or load anything.
+  fastify.get<{ Params: { name: string } }>(`${DOCS_BASE}/img/:name`, (request, reply) => {
+    const svg = docs.image(request.params.name);
+    if (svg === undefined) return html(reply, 404, docs.notFound());
+    return reply
+      .header('content-type', 'image/svg+xml; charset=utf-8')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'public, max-age=3600')
+      .send(svg);
+  });
   fastify.get<{ Params: { page: string } }>(`${DOCS_BASE}/:page`, (request, reply) => {
     const page = docs.page(request.params.page);
     return page ? html(reply, 200, page.html) : html(reply, 404, docs.notFound());

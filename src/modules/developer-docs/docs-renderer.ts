@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import MarkdownIt from 'markdown-it';
 import anchor from 'markdown-it-anchor';
@@ -40,9 +40,15 @@ const escapeHtml = (text: string): string =>
  */
 export class DocsRenderer {
   private readonly pages = new Map<string, RenderedPage>();
+  /** The SVG pictures of docs/img, by file name: read once, served at `/developers/img/<name>`. */
+  private readonly images = new Map<string, string>();
   private readonly served = new Set([...PROVIDER_PAGES, ...OPERATOR_PAGES].map((p) => p.slug));
 
   constructor(private readonly dir: string = DOCS_DIR) {
+    const images = join(dir, 'img');
+    for (const name of existsSync(images) ? readdirSync(images) : []) {
+      if (/^[a-z0-9-]+\.svg$/.test(name)) this.images.set(name, readFileSync(join(images, name), 'utf8'));
+    }
     const md = this.markdown();
     for (const page of [...PROVIDER_PAGES, ...OPERATOR_PAGES]) {
       const source = this.source(page);
@@ -56,6 +62,11 @@ export class DocsRenderer {
   /** The page for a slug (`''` is the index), or undefined for anything else: only known slugs are served. */
   page(slug: string): RenderedPage | undefined {
     return this.pages.get(slug);
+  }
+
+  /** An SVG picture of docs/img by file name, or undefined: only files read at start-up are served. */
+  image(name: string): string | undefined {
+    return this.images.get(name);
   }
 
   notFound(): string {
@@ -93,8 +104,13 @@ export class DocsRenderer {
         }
       }
     });
-    // Images are not served with the docs: show their alternative text.
-    md.renderer.rules.image = (tokens, idx) => escapeHtml(tokens[idx].content);
+    // Pictures of docs/img are served with the docs (`img/<name>.svg`); any other image shows its alternative text.
+    md.renderer.rules.image = (tokens, idx) => {
+      const token = tokens[idx];
+      const name = /^(?:\.\/)?img\/([a-z0-9-]+\.svg)$/.exec(String(token.attrGet('src') ?? ''))?.[1];
+      if (name === undefined || !this.images.has(name)) return escapeHtml(token.content);
+      return `<img src="${DOCS_BASE}/img/${name}" alt="${escapeHtml(token.content)}">`;
+    };
     return md;
   }
 
@@ -180,6 +196,7 @@ h3 .header-anchor { font-family: ui-monospace, monospace; }
 code { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: 0.9em; background: var(--code); padding: 0 3px; overflow-wrap: anywhere; }
 pre { background: var(--code); padding: 12px; white-space: pre-wrap; overflow-wrap: anywhere; }
 pre code { padding: 0; }
+img { max-width: 100%; height: auto; }
 table { border-collapse: collapse; width: 100%; margin: 16px 0; }
 th, td { border: 1px solid var(--line); padding: 6px 8px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
 th { background: var(--code); }
