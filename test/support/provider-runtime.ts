@@ -5,7 +5,7 @@ import { AddressInfo } from 'node:net';
 import { createRemoteJWKSet, errors as joseErrors, JWTPayload, jwtVerify, JWTVerifyGetKey } from 'jose';
 import { CapabilityDescriptor } from '../../src/modules/descriptors/capability-descriptor';
 import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
-import { validatorFor } from '../../src/modules/descriptors/schema-checker';
+import { cachedValidatorFor } from '../../src/modules/descriptors/schema-checker';
 import { anyServiceTrusted, trustedServiceKeys } from './service-keys';
 import { testCertificate, TlsMaterial } from './test-ca';
 
@@ -442,7 +442,7 @@ export class ProviderRuntime {
       if (!req.headers['x-service-request-id']) problems.push('X-Service-Request-Id is required');
       if (capability.type === 'state' && !req.headers['x-service-user-id']) problems.push('X-Service-User-Id is required');
       if (capability.type === 'action' && !req.headers['x-service-idempotency-key']) problems.push('X-Service-Idempotency-Key is required');
-      const result = validatorFor(capability.schema)(args);
+      const result = cachedValidatorFor(capability.schema)(args);
       if (!result.valid) problems.push(...result.errors);
       if (problems.length > 0) return this.answer(res, 400, errorBody('INVALID_PARAMS', problems.join('; '), false));
     }
