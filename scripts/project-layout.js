@@ -22,7 +22,7 @@ const WIDTH = 150;
 const PLAIN = new Set(['dto', 'entities', 'migrations']);
 /** What a folder without files of its own holds. */
 const DESCRIPTIONS = {
-  'src/infra': 'database, queue, redis, realtime bus, mail and metrics plumbing (never imports modules/)',
+  'src/infra': 'database, queue, redis, realtime bus, mail, logging and metrics plumbing (never imports modules/)',
   'src/modules': 'one folder per area (below)',
 };
 const START = '## Project layout\n\n```\n';

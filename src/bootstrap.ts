@@ -4,7 +4,8 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { WsAdapter } from '@nestjs/platform-ws';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import { Logger } from 'nestjs-pino';
+import { AppLogger } from './infra/logging/app-logger';
+import { registerRequestLog } from './infra/logging/request-log';
 import { AppModule } from './app.module';
 import { ApiError } from './common/errors/api-error';
 import { ErrorEnvelopeFilter, MAX_PATH_PARAM_LENGTH } from './common/errors/error.filter';
@@ -58,6 +59,9 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
       void reportAddressLimit(late.limits, request, reply).finally(() => frameworkErrors.render(error, request, reply));
     },
     clientErrorHandler: clientErrorHandler(frameworkErrors, () => late.limits),
+    // No Nest middleware is used (request logging is a Fastify hook): without the middleware engine, a request
+    // is not matched against middleware routes first.
+    skipMiddie: true,
   });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, { withWorker: config.role === 'all', imports: options.imports }),
@@ -65,13 +69,14 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
     // rawBody: inbound webhook signatures are checked over the exact bytes received, never re-serialised JSON.
     { bufferLogs: true, abortOnError: false, rawBody: true },
   );
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   app.flushLogs();
   // The gateway shares the HTTP server: upgrades to /v1/gateway become WebSockets (see modules/gateway).
   app.useWebSocketAdapter(new WsAdapter(app));
 
   // Hooks in callback style: they run on every request, and an async hook costs a promise each time.
   const fastify = app.getHttpAdapter().getInstance();
+  registerRequestLog(fastify, app.get(AppLogger).pino);
   const drain = app.get(HttpDrain);
   fastify.addHook('onRequest', (request, reply, done) => {
     setCommonHeaders(request, reply);
@@ -131,7 +136,7 @@ export async function createWorkerApp(config: AppConfig, options: BootOptions = 
     bufferLogs: true,
     abortOnError: false,
   });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   app.flushLogs();
   await app.init();
   return app;

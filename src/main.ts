@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Logger } from 'nestjs-pino';
+import { AppLogger } from './infra/logging/app-logger';
 import { createApiApp } from './bootstrap';
 import { ConfigError, loadConfig } from './config/app-config';
 import { startWorker } from './worker';
@@ -22,11 +22,11 @@ async function main(): Promise<void> {
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    app.get(Logger).log(`${signal} received: draining`);
+    app.get(AppLogger).log(`${signal} received: draining`);
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        app.get(Logger).error(error);
+        app.get(AppLogger).error(error);
         process.exit(1);
       },
     );
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  app.get(Logger).log(`api listening on http://${config.host}:${port} (role ${config.role})`);
+  app.get(AppLogger).log(`api listening on http://${config.host}:${port} (role ${config.role})`);
 }
 
 main().catch((error: unknown) => {

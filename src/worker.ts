@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { createServer, Server } from 'node:http';
 import { INestApplicationContext } from '@nestjs/common';
-import { Logger } from 'nestjs-pino';
+import { AppLogger } from './infra/logging/app-logger';
 import { createWorkerApp } from './bootstrap';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { BackboneMetrics } from './infra/metrics/backbone-metrics';
@@ -39,7 +39,7 @@ export function startHealthServer(app: INestApplicationContext, port: number, ho
 /** Runs the worker role until SIGTERM/SIGINT, then lets active jobs finish before exiting. */
 export async function startWorker(config: AppConfig): Promise<void> {
   const app = await createWorkerApp({ ...config, role: 'worker' });
-  const logger = app.get(Logger);
+  const logger = app.get(AppLogger);
   const server = config.workerHealthPort > 0 ? startHealthServer(app, config.workerHealthPort, config.host) : null;
   logger.log(`worker started${server ? `; health on port ${config.workerHealthPort}` : ''}`);
 
