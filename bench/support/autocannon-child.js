@@ -2,14 +2,41 @@
 /**
  * autocannon in its own process, so the load generator never shares an event
  * loop with the server it measures. Reads one JSON argument
- * `{ url, connections, duration, headers }` and prints a JSON summary.
+ * `{ url, connections, duration, headers, method?, bodies?, idempotencyKeys? }`
+ * and prints a JSON summary. `bodies` (strings) are sent in turn, one per
+ * request; `idempotencyKeys: true` gives every request a fresh random
+ * `Idempotency-Key` header.
  */
 'use strict';
 /* eslint-disable @typescript-eslint/no-require-imports -- plain node script */
+const { randomBytes } = require('node:crypto');
 const autocannon = require('autocannon');
 
-const options = JSON.parse(process.argv[2]);
-autocannon({ ...options, headers: options.headers ?? {} }, (error, result) => {
+const { bodies, idempotencyKeys, ...options } = JSON.parse(process.argv[2]);
+const headers = options.headers ?? {};
+
+/** Per-request body and key: a `setupRequest` that autocannon calls before building each request. */
+let sent = 0;
+const requests =
+  bodies?.length || idempotencyKeys
+    ? [
+        {
+          setupRequest: (request) => {
+            const i = sent++;
+            return {
+              ...request,
+              ...(bodies?.length ? { body: bodies[i % bodies.length] } : {}),
+              headers: {
+                ...request.headers,
+                ...(idempotencyKeys ? { 'idempotency-key': `bench-${randomBytes(12).toString('hex')}-${i}` } : {}),
+              },
+            };
+          },
+        },
+      ]
+    : undefined;
+
+autocannon({ ...options, headers, ...(requests ? { requests } : {}) }, (error, result) => {
   if (error) {
     console.error(error);
     process.exit(1);

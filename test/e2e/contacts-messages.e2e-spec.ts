@@ -336,6 +336,16 @@ describe('contacts, groups and messages (user API)', () => {
       expect(list.body.groups.map((g: { name: string }) => g.name)).toEqual(['Another', 'Close friends']);
       const page = await request(url).get('/v1/groups?limit=1&offset=1').set(user.auth).expect(200);
       expect(page.body).toMatchObject({ total: 2, limit: 1, offset: 1, groups: [{ id: group.id }] });
+      // A page past the end has no row to carry the total: it is counted on its own.
+      const beyond = await request(url).get('/v1/groups?offset=50').set(user.auth).expect(200);
+      expect(beyond.body).toEqual({ groups: [], total: 2, limit: 20, offset: 50 });
+      const stranger = await newUser();
+      expect((await request(url).get('/v1/groups').set(stranger.auth).expect(200)).body).toEqual({
+        groups: [],
+        total: 0,
+        limit: 20,
+        offset: 0,
+      });
       expectBadRequest(await request(url).get('/v1/groups?limit=101').set(user.auth), 'limit');
       expectBadRequest(await request(url).get('/v1/groups?offset=-1').set(user.auth), 'offset');
 

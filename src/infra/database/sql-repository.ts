@@ -64,6 +64,30 @@ export abstract class SqlRepository {
     return result.rows;
   }
 
+  /**
+   * An offset page and the total it is part of, in one prepared statement:
+   * `sql` selects the page with `$1` the owner, `$2` the limit and `$3` the
+   * offset, and a `total` column computed once (a scalar subquery: PostgreSQL
+   * runs it as an InitPlan, not per row). Only a page past the end has no
+   * row to carry the total; then `count` (the owner as `$1`) answers it. One
+   * round trip and no planning per request, where a page and a `count(*)`
+   * side by side took two connections, each planned afresh.
+   */
+  protected async pageWithTotal<Row extends { total: number }>(
+    name: string,
+    sql: string,
+    count: string,
+    owner: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: Row[]; total: number }> {
+    const rows = await this.prepared<Row>(name, sql, [owner, limit, offset]);
+    if (rows.length > 0) return { rows, total: rows[0].total };
+    if (offset === 0) return { rows, total: 0 };
+    const [{ total }] = await this.prepared<{ total: number }>(`${name}_count`, count, [owner]);
+    return { rows, total };
+  }
+
   /** A statement whose answer does not matter (DDL, an INSERT without RETURNING). */
   protected async execute(sql: string, params: unknown[] = [], tx?: Tx): Promise<void> {
     await this.db(tx).query(sql, params);

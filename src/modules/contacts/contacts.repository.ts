@@ -48,6 +48,15 @@ interface ContactRow {
 const CONTACT_COLUMNS = `c.id, c.name, c.email, ${connectedSql('c')} AS connected, c.last_interaction, c.created_at, c.updated_at,
   ${relationshipScoreSql('c')} AS relationship_score`;
 
+/** The contacts page with the owner's total (exported for the HTTP bench's bare baseline, which runs the same SQL). */
+export const CONTACTS_PAGE_SQL = `SELECT ${CONTACT_COLUMNS}, (SELECT count(*) FROM contacts t WHERE t.user_id = $1)::int AS total
+    FROM contacts c WHERE c.user_id = $1
+   ORDER BY relationship_score DESC, lower(c.name), c.name, c.id
+   LIMIT $2 OFFSET $3`;
+/** A contact of the owner as a message recipient (`$1` the contact, `$2` the owner). */
+export const FIND_RECIPIENT_SQL = `SELECT c.id, ${linkedUserSql('c')} AS linked_user_id FROM contacts c WHERE c.id = $1 AND c.user_id = $2`;
+export const CONTACTS_COUNT_SQL = `SELECT count(*)::int AS total FROM contacts WHERE user_id = $1`;
+
 function toContact(row: ContactRow): Contact {
   return {
     id: row.id,
@@ -91,19 +100,17 @@ export class ContactsRepository extends SqlRepository {
     }
   }
 
-  async page(userId: string, limit: number, offset: number): Promise<Contact[]> {
-    const rows = await this.rows<ContactRow>(
-      `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.user_id = $1
-         ORDER BY relationship_score DESC, lower(c.name), c.name, c.id
-         LIMIT $2 OFFSET $3`,
-      [userId, limit, offset],
+  /** A page of the owner's contacts by relationship score, and how many they have (`GET /v1/contacts`). */
+  async page(userId: string, limit: number, offset: number): Promise<{ contacts: Contact[]; total: number }> {
+    const { rows, total } = await this.pageWithTotal<ContactRow & { total: number }>(
+      'contacts_page',
+      CONTACTS_PAGE_SQL,
+      CONTACTS_COUNT_SQL,
+      userId,
+      limit,
+      offset,
     );
-    return rows.map(toContact);
-  }
-
-  async countForUser(userId: string): Promise<number> {
-    const [{ total }] = await this.rows<{ total: number }>(`SELECT count(*)::int AS total FROM contacts WHERE user_id = $1`, [userId]);
-    return total;
+    return { contacts: rows.map(toContact), total };
   }
 
   async findForUser(userId: string, contactId: string): Promise<Contact | null> {
@@ -171,7 +178,7 @@ export class ContactsRepository extends SqlRepository {
 
   async findRecipient(userId: string, contactId: string, tx?: Tx): Promise<Recipient | null> {
     const row = await this.first<{ id: string; linked_user_id: string | null }>(
-      `SELECT c.id, ${linkedUserSql('c')} AS linked_user_id FROM contacts c WHERE c.id = $1 AND c.user_id = $2`,
+      FIND_RECIPIENT_SQL,
       [contactId, userId],
       tx,
     );

@@ -45,7 +45,7 @@ export class ContactsService {
   }
 
   async list(userId: string, page: Page): Promise<ContactListDto> {
-    const [contacts, total] = await Promise.all([this.contacts.page(userId, page.limit, page.offset), this.contacts.countForUser(userId)]);
+    const { contacts, total } = await this.contacts.page(userId, page.limit, page.offset);
     return { contacts: contacts.map(toContactDto), total, limit: page.limit, offset: page.offset };
   }
 

@@ -59,17 +59,18 @@ export class GroupsRepository extends SqlRepository {
     await tx.insert(GroupEntity, group);
   }
 
-  async page(userId: string, limit: number, offset: number): Promise<Group[]> {
-    const rows = await this.rows<GroupRow>(
-      `SELECT ${GROUP_COLUMNS} FROM groups g WHERE g.user_id = $1 ORDER BY lower(g.name), g.name, g.id LIMIT $2 OFFSET $3`,
-      [userId, limit, offset],
+  /** A page of the owner's groups by name, and how many they have (`GET /v1/groups`). */
+  async page(userId: string, limit: number, offset: number): Promise<{ groups: Group[]; total: number }> {
+    const { rows, total } = await this.pageWithTotal<GroupRow & { total: number }>(
+      'groups_page',
+      `SELECT ${GROUP_COLUMNS}, (SELECT count(*) FROM groups t WHERE t.user_id = $1)::int AS total
+         FROM groups g WHERE g.user_id = $1 ORDER BY lower(g.name), g.name, g.id LIMIT $2 OFFSET $3`,
+      `SELECT count(*)::int AS total FROM groups WHERE user_id = $1`,
+      userId,
+      limit,
+      offset,
     );
-    return rows.map(toGroup);
-  }
-
-  async countForUser(userId: string): Promise<number> {
-    const [{ total }] = await this.rows<{ total: number }>(`SELECT count(*)::int AS total FROM groups WHERE user_id = $1`, [userId]);
-    return total;
+    return { groups: rows.map(toGroup), total };
   }
 
   async findForUser(userId: string, groupId: string): Promise<Group | null> {

@@ -57,7 +57,7 @@ export class GroupsService {
   }
 
   async list(userId: string, page: Page): Promise<GroupListDto> {
-    const [groups, total] = await Promise.all([this.groups.page(userId, page.limit, page.offset), this.groups.countForUser(userId)]);
+    const { groups, total } = await this.groups.page(userId, page.limit, page.offset);
     return { groups: groups.map(toGroupDto), total, limit: page.limit, offset: page.offset };
   }
 

@@ -81,7 +81,7 @@ const MESSAGE_CREATED_EVENT = EventsRepository.heldInsertSql({
  * contact is not the sender's or the key is already taken; nothing is then
  * written, and the caller takes the general path, which answers those cases.
  */
-const SEND_TO_CONTACT_SQL = `WITH recipient AS (
+export const SEND_TO_CONTACT_SQL = `WITH recipient AS (
     SELECT c.id, ${linkedUserSql('c')} AS linked_user_id, ${NOW_ISO} AS created_at
       FROM contacts c WHERE c.id = $3::text AND c.user_id = $2::text
   ), keyed AS (
@@ -271,6 +271,35 @@ const OUTBOUND_RECEIPTS_SQL = `SELECT
     (count(*) - count(r.recipient_user_id))::int AS waiting_recipients
   FROM message_recipients r WHERE r.message_id = m.id`;
 
+const THREAD_OLDER = `($5::timestamptz IS NULL OR (m.created_at, m.id) < ($5::timestamptz, $6::text))`;
+const THREAD_COLUMNS = `m.id, m.recipient_kind, CASE WHEN m.recipient_kind = 'group' THEN m.recipient_id END AS group_id,
+      m.type, m.content, m.created_at, ${positionAtSql('m.created_at')} AS position_at`;
+/**
+ * A page of a thread, newest first: what the user sent to the scope's recipient and what the scope's sender sent
+ * to the user, each half limited, then merged (exported for the HTTP bench's bare baseline, which runs the same SQL).
+ */
+export const THREAD_SQL = `SELECT * FROM (
+         (SELECT ${THREAD_COLUMNS}, 'outbound'::text AS direction, m.recipient_id, NULL::text AS sender_contact_id,
+                 s.status, s.delivered_at, s.read_at, s.waiting_recipients
+            FROM messages m
+            CROSS JOIN LATERAL (${OUTBOUND_RECEIPTS_SQL}) s
+           WHERE $2::text IS NOT NULL AND m.sender_id = $1 AND m.recipient_kind = $2 AND m.recipient_id = $3 AND ${THREAD_OLDER}
+           ORDER BY m.created_at DESC, m.id DESC LIMIT $7)
+         UNION ALL
+         (SELECT ${THREAD_COLUMNS}, 'inbound'::text AS direction, $1::text AS recipient_id,
+                 COALESCE($10::text, ${contactForUserSql('$1', 'm.sender_id')}) AS sender_contact_id,
+                 s.status, s.delivered_at, s.read_at, 0 AS waiting_recipients
+            FROM messages m
+            CROSS JOIN LATERAL (
+              SELECT r.status, r.delivered_at, r.read_at FROM message_recipients r
+               WHERE r.message_id = m.id AND r.recipient_user_id = $1
+               ORDER BY r.read_at NULLS LAST, r.delivered_at NULLS LAST LIMIT 1) s
+           WHERE $4::text IS NOT NULL AND m.sender_id = $4::text AND m.recipient_kind = $8
+             AND ($9::text IS NULL OR m.recipient_id = $9::text) AND ${THREAD_OLDER}
+           ORDER BY m.created_at DESC, m.id DESC LIMIT $7)
+       ) thread
+       ORDER BY created_at DESC, id DESC LIMIT $7`;
+
 /**
  * The `messages` and `message_recipients` tables: a message and its recipient
  * rows are written together (one statement on the send path), so one
@@ -380,44 +409,18 @@ export class MessagesRepository extends SqlRepository {
 
   /** A thread, newest first, strictly older than `before` when given. */
   async thread(userId: string, scope: ThreadScope, take: number, before: MessagePosition | null): Promise<ThreadMessage[]> {
-    const older = `($5::timestamptz IS NULL OR (m.created_at, m.id) < ($5::timestamptz, $6::text))`;
-    const columns = `m.id, m.recipient_kind, CASE WHEN m.recipient_kind = 'group' THEN m.recipient_id END AS group_id,
-      m.type, m.content, m.created_at, ${positionAtSql('m.created_at')} AS position_at`;
-    const rows = await this.rows<ThreadRow>(
-      `SELECT * FROM (
-         (SELECT ${columns}, 'outbound'::text AS direction, m.recipient_id, NULL::text AS sender_contact_id,
-                 s.status, s.delivered_at, s.read_at, s.waiting_recipients
-            FROM messages m
-            CROSS JOIN LATERAL (${OUTBOUND_RECEIPTS_SQL}) s
-           WHERE $2::text IS NOT NULL AND m.sender_id = $1 AND m.recipient_kind = $2 AND m.recipient_id = $3 AND ${older}
-           ORDER BY m.created_at DESC, m.id DESC LIMIT $7)
-         UNION ALL
-         (SELECT ${columns}, 'inbound'::text AS direction, $1::text AS recipient_id,
-                 COALESCE($10::text, ${contactForUserSql('$1', 'm.sender_id')}) AS sender_contact_id,
-                 s.status, s.delivered_at, s.read_at, 0 AS waiting_recipients
-            FROM messages m
-            CROSS JOIN LATERAL (
-              SELECT r.status, r.delivered_at, r.read_at FROM message_recipients r
-               WHERE r.message_id = m.id AND r.recipient_user_id = $1
-               ORDER BY r.read_at NULLS LAST, r.delivered_at NULLS LAST LIMIT 1) s
-           WHERE $4::text IS NOT NULL AND m.sender_id = $4::text AND m.recipient_kind = $8
-             AND ($9::text IS NULL OR m.recipient_id = $9::text) AND ${older}
-           ORDER BY m.created_at DESC, m.id DESC LIMIT $7)
-       ) thread
-       ORDER BY created_at DESC, id DESC LIMIT $7`,
-      [
-        userId,
-        scope.outbound?.kind ?? null,
-        scope.outbound?.recipientId ?? null,
-        scope.inbound?.senderId ?? null,
-        before?.at ?? null,
-        before?.id ?? null,
-        take,
-        scope.inbound?.kind ?? null,
-        scope.inbound?.groupId ?? null,
-        scope.inbound?.senderContactId ?? null,
-      ],
-    );
+    const rows = await this.prepared<ThreadRow>('messages_thread', THREAD_SQL, [
+      userId,
+      scope.outbound?.kind ?? null,
+      scope.outbound?.recipientId ?? null,
+      scope.inbound?.senderId ?? null,
+      before?.at ?? null,
+      before?.id ?? null,
+      take,
+      scope.inbound?.kind ?? null,
+      scope.inbound?.groupId ?? null,
+      scope.inbound?.senderContactId ?? null,
+    ]);
     return rows.map(toThreadMessage);
   }
 
