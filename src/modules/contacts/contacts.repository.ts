@@ -177,11 +177,7 @@ export class ContactsRepository extends SqlRepository {
   }
 
   async findRecipient(userId: string, contactId: string, tx?: Tx): Promise<Recipient | null> {
-    const row = await this.first<{ id: string; linked_user_id: string | null }>(
-      FIND_RECIPIENT_SQL,
-      [contactId, userId],
-      tx,
-    );
+    const row = await this.first<{ id: string; linked_user_id: string | null }>(FIND_RECIPIENT_SQL, [contactId, userId], tx);
     return row ? { contactId: row.id, linkedUserId: row.linked_user_id } : null;
   }
 

@@ -189,7 +189,8 @@ export class AppsRepository extends SqlRepository {
    * What an app token stands on: its developer, the app with its current
    * scopes when the token's secret generation still holds (current, or the
    * previous one within its grace) and, for a delegated token, its install
-   * still active. Null: the token stands on nothing any more.
+   * still active, with the end of a previous generation's grace period
+   * (`trusted_until`). Null: the token stands on nothing any more.
    */
   appStanding(token: {
     developerId: string;
@@ -197,9 +198,11 @@ export class AppsRepository extends SqlRepository {
     secretGeneration?: number;
     installId?: string;
     userId?: string;
-  }): Promise<PlatformStanding | null> {
-    return this.first<PlatformStanding>(
-      `SELECT d.status, d.email_verified_at, a.scopes AS app_scopes
+  }): Promise<(PlatformStanding & { trusted_until: Date | null }) | null> {
+    return this.first<PlatformStanding & { trusted_until: Date | null }>(
+      `SELECT d.status, d.email_verified_at, a.scopes AS app_scopes,
+              -- A token of the previous secret generation stands until the grace period ends.
+              CASE WHEN $3::int IS NOT NULL AND a.secret_generation <> $3 THEN a.previous_secret_expires_at END AS trusted_until
          FROM developers d JOIN apps a ON a.developer_id = d.id AND a.id = $2
         WHERE d.id = $1
           AND ($3::int IS NULL OR a.secret_generation = $3 OR (a.secret_generation = $3 + 1 AND a.previous_secret_expires_at > now()))

@@ -9,6 +9,7 @@ import type { Tx } from '../../infra/database/sql-repository';
 import { APP_TIERS, AppTier } from '../../common/app-tiers';
 import type { AppWebhookSetup } from './app-webhook-setup';
 import { AppRow, AppsRepository } from './apps.repository';
+import { PlatformStandings } from './auth/platform-standings';
 import { PlatformPrincipal } from './auth/platform-principal';
 import { AppDto, CreateAppDto, UpdateAppDto } from './dto/app.dto';
 import { PLATFORM_SCOPES } from './scopes';
@@ -43,6 +44,7 @@ export class AppsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly http: OutboundHttp,
     private readonly apps: AppsRepository,
+    private readonly standings: PlatformStandings,
   ) {}
 
   /** The webhooks area plugs in what a `webhook_url` sets up (see AppWebhookSetup). */
@@ -93,9 +95,9 @@ export class AppsService {
    * `webhook_secret` (once).
    */
   async update(principal: PlatformPrincipal, appId: string, input: UpdateAppDto): Promise<AppDto> {
-    await this.owned(principal, appId);
+    const app = await this.owned(principal, appId);
     const webhookUrl = input.webhook_url === undefined ? undefined : (await this.checkWebhookUrl(input.webhook_url)).toString();
-    return this.dataSource.transaction(async (manager) => {
+    const updated = await this.dataSource.transaction(async (manager) => {
       const row = (await this.apps.update(manager, appId, {
         name: input.name?.trim() ?? null,
         description: input.description ?? null,
@@ -106,6 +108,9 @@ export class AppsService {
       const webhookSecret = webhookUrl !== undefined ? await this.provisionWebhook(manager, appId) : null;
       return toDto(row, undefined, webhookSecret);
     });
+    // New scopes hold for the app's tokens from the next call on.
+    if (input.scopes !== undefined) this.standings.forgetDeveloper(app.developer_id);
+    return updated;
   }
 
   /** Operator API: moves an app to another provider tier (its platform limits follow at once). */
@@ -135,9 +140,10 @@ export class AppsService {
         field: 'grace_period_seconds',
       });
     }
-    await this.owned(principal, appId);
+    const app = await this.owned(principal, appId);
     const clientSecret = newSecret('cs');
     const row = (await this.apps.rotateSecret(appId, hashToken(clientSecret), gracePeriodSeconds))!;
+    this.standings.forgetDeveloper(app.developer_id);
     return toDto(row, clientSecret);
   }
 

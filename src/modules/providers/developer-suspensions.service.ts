@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { isId } from '../../common/ids';
 import { MailOutbox } from '../../infra/mail/mail-outbox';
+import { PlatformStandings } from './auth/platform-standings';
 import { DevelopersRepository, SuspensionRow } from './developers.repository';
 import { OperatorDeveloperDto } from './dto/operator.dto';
 
@@ -29,10 +30,11 @@ export class DeveloperSuspensions {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly mail: MailOutbox,
     private readonly developers: DevelopersRepository,
+    private readonly standings: PlatformStandings,
   ) {}
 
   async suspend(developerId: string, reason: string): Promise<OperatorDeveloperDto> {
-    return this.dataSource.transaction(async (manager) => {
+    const suspended = await this.dataSource.transaction(async (manager) => {
       const row = isId(developerId, 'dev') ? await this.developers.suspend(manager, developerId, reason) : null;
       if (!row) throw await this.whyNot(developerId, 'already suspended');
       await this.mail.enqueue(manager, {
@@ -42,10 +44,13 @@ export class DeveloperSuspensions {
       });
       return toDto(row);
     });
+    // The app tokens this instance remembers are refused from the next call on (other instances: the trigger's notification).
+    this.standings.forgetDeveloper(developerId);
+    return suspended;
   }
 
   async reinstate(developerId: string): Promise<OperatorDeveloperDto> {
-    return this.dataSource.transaction(async (manager) => {
+    const reinstated = await this.dataSource.transaction(async (manager) => {
       const row = isId(developerId, 'dev') ? await this.developers.reinstate(manager, developerId) : null;
       if (!row) throw await this.whyNot(developerId, 'not suspended');
       await this.mail.enqueue(manager, {
@@ -55,6 +60,8 @@ export class DeveloperSuspensions {
       });
       return toDto(row);
     });
+    this.standings.forgetDeveloper(developerId);
+    return reinstated;
   }
 
   /** 404 for an unknown account, 409 for one already in the asked-for state (as package suspension answers). */

@@ -10,6 +10,7 @@ import { OAuthAuthorizationCodesRepository } from './oauth-authorization-codes.r
 import { OAuthRefreshTokensRepository } from './oauth-refresh-tokens.repository';
 import { AppsService } from './apps.service';
 import { PlatformAuthGuard, PlatformRateLimitGuard } from './auth/platform-auth.guard';
+import { PlatformStandings } from './auth/platform-standings';
 import { PlatformTokens } from './auth/platform-tokens';
 import { DeveloperAccounts } from './developer-accounts.service';
 import { DeveloperAuth } from './developer-auth.service';
@@ -39,6 +40,7 @@ import { PasswordResets } from './password-resets.service';
     AppsService,
     OAuthTokens,
     PlatformTokens,
+    PlatformStandings,
     PlatformAuthGuard,
     PlatformRateLimitGuard,
   ],
@@ -54,6 +56,7 @@ import { PasswordResets } from './password-resets.service';
     OAuthTokens,
     PasswordResets,
     PlatformTokens,
+    PlatformStandings,
     PlatformAuthGuard,
     PlatformRateLimitGuard,
   ],

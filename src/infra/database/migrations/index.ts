@@ -18,6 +18,7 @@ import { InstallUpgradesAndReauthorization1764001700000 } from './1764001700000-
 import { ConfirmationStarter1764001710000 } from './1764001710000-ConfirmationStarter';
 import { PasswordResets1764002130000 } from './1764002130000-PasswordResets';
 import { DeliveryPackage1764002240000 } from './1764002240000-DeliveryPackage';
+import { PlatformAuthInvalidation1764002300000 } from './1764002300000-PlatformAuthInvalidation';
 
 /**
  * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
@@ -44,4 +45,5 @@ export const MIGRATIONS = [
   WebhookDrainIndex1764002000000,
   PasswordResets1764002130000,
   DeliveryPackage1764002240000,
+  PlatformAuthInvalidation1764002300000,
 ];

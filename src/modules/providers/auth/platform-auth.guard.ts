@@ -5,9 +5,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ProblemError } from '../../../common/errors/problem-error';
 import { RateLimits } from '../../../common/rate-limit/rate-limits.service';
 import { applyRateHeaders } from '../../../common/rate-limit/user-rate-limit.guard';
-import { AppsRepository } from '../apps.repository';
 import { DeveloperSessionsRepository } from '../developer-sessions.repository';
 import { platformAccess, PlatformStanding } from './platform-access';
+import { PlatformStandings } from './platform-standings';
 import { PLATFORM_ROUTE, PlatformPrincipal, platformRouteOptions, PlatformRouteOptions } from './platform-principal';
 import { PlatformClaims, PlatformTokens } from './platform-tokens';
 
@@ -21,7 +21,7 @@ export class PlatformAuthGuard implements CanActivate {
   constructor(
     private readonly tokens: PlatformTokens,
     private readonly reflector: Reflector,
-    private readonly apps: AppsRepository,
+    private readonly standings: PlatformStandings,
     private readonly developerSessions: DeveloperSessionsRepository,
   ) {}
 
@@ -38,18 +38,19 @@ export class PlatformAuthGuard implements CanActivate {
   }
 
   /**
-   * What the token stands on, read afresh on every call (so a revocation
-   * holds on every instance at once): the developer, and the console session,
-   * or the app with its current scopes, the generation of the client secret
+   * What the token stands on: the developer, and the console session, or the app with its current scopes, the generation of the client secret
    * the token came through (a rotation without grace ends the old one's
    * tokens; with grace, when the grace ends) and, for a delegated token, its
-   * install still active. No row: the token stands on nothing any more.
+   * install still active. No row: the token stands on nothing any more. Read
+   * afresh on every call, except for app tokens that name no install, which
+   * are remembered until a change is announced (`PlatformStandings`), so a
+   * revocation holds on every instance at once.
    */
   private async standing(claims: PlatformClaims): Promise<PlatformStanding | undefined> {
     const row =
       claims.kind === 'developer'
         ? await this.developerSessions.standing(claims.developerId, claims.sessionId)
-        : await this.apps.appStanding(claims);
+        : await this.standings.forApp(claims);
     return row ?? undefined;
   }
 }
