@@ -26,7 +26,7 @@ const { logLogChart } = require('./plot');
 
 const ROOT = join(__dirname, '..');
 const RESULTS = join(__dirname, 'results');
-const BENCHES = ['http', 'bridge', 'conformance', 'webhooks', 'gateway'];
+const BENCHES = ['http', 'bridge', 'conformance', 'webhooks', 'gateway', 'sockets'];
 const QUICK_ENV = {
   BENCH_DURATION: '2',
   BENCH_CALLS: '30',
@@ -35,6 +35,8 @@ const QUICK_ENV = {
   BENCH_WEBHOOK_PACED_EVENTS: '200',
   BENCH_CLIENTS: '200',
   BENCH_MESSAGES_PER_SENDER: '3',
+  BENCH_SOCKETS: '2000',
+  BENCH_SOCKETS_SECONDS: '10',
 };
 const GENERATED_START = '<!-- bench:generated:start (npm run bench replaces this section) -->';
 const GENERATED_END = '<!-- bench:generated:end -->';
