@@ -49,7 +49,30 @@ export interface OutboundInit {
   body?: string;
   /** Aborts the request, or the body still streaming in; fetch's semantics (the reason is what rejects). */
   signal?: AbortSignal;
+  /**
+   * Sends the request once more, on a new connection, when a reused keep-alive
+   * connection fails (`ECONNRESET`, `EPIPE`, `ECONNABORTED`) before any byte of
+   * the answer arrived: the server closed it while idle just as it was reused
+   * (the keep-alive race). Only for calls that are safe to repeat: reads, or
+   * calls carrying an idempotency key the target honours. The body is a string,
+   * so it can be sent again; `signal` bounds both attempts together.
+   */
+  retryStaleConnection?: boolean;
 }
+
+/** How a request on a reused connection fails when the server had closed that connection. */
+const STALE_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+/**
+ * How long an idle pooled connection is kept: below the 5 s idle timeout of
+ * Node's HTTP server (and Apache's), the shortest common one, so the agent
+ * drops it before the server does. A server's `Keep-Alive: timeout=N` hint
+ * shortens it further (Node's agent then uses N - 1 s, but only when this
+ * option is set: without it the hint is ignored). On a busy socket the timer
+ * only emits `'timeout'`, which nothing here acts on, so long answers and
+ * realtime streams are unaffected.
+ */
+export const FREE_SOCKET_TIMEOUT_MS = 4_000;
 
 /**
  * The one way the service calls out over HTTPS (provider runtimes: bridge
@@ -71,15 +94,18 @@ export class OutboundHttp implements OnApplicationShutdown {
   readonly agent: Agent;
   readonly allowPrivate: boolean;
   private readonly resolve: DnsLookup;
+  private readonly lookup: LookupFunction;
 
   constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'allowPrivateTargets'>, @Optional() @Inject(DNS_LOOKUP) resolve?: DnsLookup) {
     this.allowPrivate = config.allowPrivateTargets;
     this.resolve = resolve ?? defaultLookup;
+    this.lookup = checkedLookup(this.resolve, this.allowPrivate);
     this.agent = new Agent({
       keepAlive: true,
       maxFreeSockets: 64,
       scheduling: 'lifo',
-      lookup: checkedLookup(this.resolve, this.allowPrivate),
+      timeout: FREE_SOCKET_TIMEOUT_MS,
+      lookup: this.lookup,
     });
   }
 
@@ -97,19 +123,15 @@ export class OutboundHttp implements OnApplicationShutdown {
    * before any connection when the URL itself is refused.
    */
   request(url: URL, options: RequestOptions, onResponse?: (res: IncomingMessage) => void): ClientRequest {
-    try {
-      // Named after the host, so the refusal reads "<host> must not point at …".
-      assertCallableUrl(url, url.host, this.allowPrivate);
-    } catch (error) {
-      throw blocked(error instanceof ProblemError ? (error.detail ?? error.message) : String(error));
-    }
-    return request(url, { ...options, agent: this.agent }, onResponse);
+    return this.open(url, options, false, onResponse);
   }
 
   /**
    * A `fetch` over `request`: the same `Response` (body streamed, never
    * decompressed), rejecting like fetch (a `TypeError` whose `cause` carries the
-   * socket's error code, or the signal's reason when aborted).
+   * socket's error code, or the signal's reason when aborted). With
+   * `retryStaleConnection`, a reused connection the server had already closed
+   * is retried once on a new one (see `OutboundInit`).
    */
   fetch(target: string | URL, init: OutboundInit = {}): Promise<Response> {
     const { signal } = init;
@@ -126,29 +148,68 @@ export class OutboundHttp implements OnApplicationShutdown {
         res?.destroy(signal!.reason as Error);
       };
       const done = () => signal?.removeEventListener('abort', onAbort);
-      try {
-        req = this.request(url, { method: init.method ?? 'GET', headers }, (answer) => {
-          res = answer;
-          answer.once('close', done);
-          try {
-            resolve(toResponse(answer));
-          } catch (error) {
-            answer.destroy();
-            done();
-            reject(new TypeError('fetch failed', { cause: error }));
+      const send = (fresh: boolean) => {
+        // Whether any byte of the answer came in (a status line cut short counts): then the server did see the request.
+        let answered = false;
+        let stopWatching = () => {};
+        try {
+          req = this.open(url, { method: init.method ?? 'GET', headers }, fresh, (answer) => {
+            stopWatching();
+            res = answer;
+            answer.once('close', done);
+            try {
+              resolve(toResponse(answer));
+            } catch (error) {
+              answer.destroy();
+              done();
+              reject(new TypeError('fetch failed', { cause: error }));
+            }
+          });
+        } catch (error) {
+          done();
+          return reject(new TypeError('fetch failed', { cause: error }));
+        }
+        const current = req;
+        const mayRetry = init.retryStaleConnection === true && !fresh;
+        if (mayRetry) {
+          current.once('socket', (socket) => {
+            const onData = () => {
+              answered = true;
+            };
+            stopWatching = () => socket.removeListener('data', onData);
+            socket.on('data', onData);
+            current.once('close', stopWatching);
+          });
+        }
+        current.on('error', (error: NodeJS.ErrnoException) => {
+          if (res) return; // after the answer, failures reach the body stream
+          if (mayRetry && !signal?.aborted && current.reusedSocket && !answered && STALE_CONNECTION_CODES.has(error.code ?? '')) {
+            return send(true);
           }
+          done();
+          reject(signal?.aborted ? (signal.reason as Error) : new TypeError('fetch failed', { cause: error }));
         });
-      } catch (error) {
-        return reject(new TypeError('fetch failed', { cause: error }));
-      }
+        current.end(body);
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('error', (error) => {
-        if (res) return; // after the answer, failures reach the body stream
-        done();
-        reject(signal?.aborted ? (signal.reason as Error) : new TypeError('fetch failed', { cause: error }));
-      });
-      req.end(body);
+      send(false);
     });
+  }
+
+  /**
+   * `request`, or with `fresh` over a one-off connection of its own (Node's
+   * `agent: false`: never a pooled socket, closed after the answer), resolved
+   * through the same checked lookup.
+   */
+  private open(url: URL, options: RequestOptions, fresh: boolean, onResponse?: (res: IncomingMessage) => void): ClientRequest {
+    try {
+      // Named after the host, so the refusal reads "<host> must not point at …".
+      assertCallableUrl(url, url.host, this.allowPrivate);
+    } catch (error) {
+      throw blocked(error instanceof ProblemError ? (error.detail ?? error.message) : String(error));
+    }
+    const via: RequestOptions = fresh ? { agent: false, lookup: this.lookup } : { agent: this.agent };
+    return request(url, { ...options, ...via }, onResponse);
   }
 }
 

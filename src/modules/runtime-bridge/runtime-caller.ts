@@ -19,13 +19,29 @@ export type CallResult =
 export async function callRuntime(
   http: Pick<OutboundHttp, 'fetch'>,
   url: string,
-  init: { method: 'POST' | 'GET'; headers: Record<string, string>; body?: string },
+  init: {
+    method: 'POST' | 'GET';
+    headers: Record<string, string>;
+    body?: string;
+    /**
+     * The call is safe to send twice (a read, or an action with its idempotency
+     * key): a reused connection the runtime closed while idle is retried once on
+     * a new one, within the same timeout (`OutboundInit.retryStaleConnection`).
+     */
+    retryStaleConnection?: boolean;
+  },
   limits: { timeoutMs: number; maxBytes: number },
 ): Promise<CallResult> {
   const signal = AbortSignal.timeout(limits.timeoutMs);
   let response: Response;
   try {
-    response = await http.fetch(url, { method: init.method, headers: init.headers, body: init.body, signal });
+    response = await http.fetch(url, {
+      method: init.method,
+      headers: init.headers,
+      body: init.body,
+      signal,
+      retryStaleConnection: init.retryStaleConnection,
+    });
   } catch (error) {
     return classify(error, url, limits.timeoutMs);
   }

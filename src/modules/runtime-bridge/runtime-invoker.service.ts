@@ -34,6 +34,10 @@ export interface InvokeOptions {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Whether the call carries the runtime contract's `X-Service-Idempotency-Key` (header names are case-insensitive). */
+const hasIdempotencyKey = (headers: Record<string, string>) =>
+  Object.entries(headers).some(([name, value]) => name.toLowerCase() === 'x-service-idempotency-key' && value !== '');
+
 /**
  * Phase three (invoke) and the envelope half of phase four (deliver) of the
  * execution lifecycle: calls `POST <runtimeUrl>/capabilities/<name>/execute`
@@ -90,6 +94,9 @@ export class RuntimeInvoker {
     let token = await this.tokens.mint(call);
     let refreshed = false;
     let retries = options.retriesDone ?? 0;
+    // Safe to send twice when a kept-alive connection turns out closed: state and history reads, and actions,
+    // which always carry the idempotency key the runtime contract makes the runtime honour.
+    const retryStaleConnection = capability.type === 'state' || capability.type === 'history' || hasIdempotencyKey(headers);
     for (let attempts = 1; ; attempts += 1) {
       const result = await callRuntime(
         this.http,
@@ -103,6 +110,7 @@ export class RuntimeInvoker {
             ...runtimeCallHeaders(token, requestId, call.livemode),
           },
           body: payload,
+          retryStaleConnection,
         },
         { timeoutMs, maxBytes },
       );
