@@ -14,6 +14,7 @@ import { MessageReceipts } from '../messages/message-receipts.service';
 import { GatewayBus } from '../../infra/realtime/gateway-bus';
 import { BusEvent, userChannel } from '../../infra/realtime/gateway-channels';
 import { GatewayConnection } from './gateway-connection';
+import { HeartbeatWheel } from './heartbeat-wheel';
 import { CLOSE } from './gateway-protocol';
 import { Presence, PresenceState } from './presence.service';
 
@@ -21,7 +22,7 @@ import { Presence, PresenceState } from './presence.service';
 export const CONNECTION_LIMITS: Record<UserTier, number> = { free: 5, pro: 20, enterprise: 100 };
 /** How long shutdown waits for clients to answer the 1001 close before cutting them off. */
 const CLOSE_GRACE_MS = 2000;
-/** Users whose sessions one sweep of every connection re-checks at once (one lookup per session). */
+/** Users whose sessions are re-checked at once when many are due (one lookup per session). */
 const SWEEP_USERS_AT_ONCE = 20;
 
 /**
@@ -41,13 +42,19 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
   private readonly connections = new Set<GatewayConnection>();
   private readonly byUser = new Map<string, Set<GatewayConnection>>();
   private readonly releasing = new Set<Promise<void>>();
-  private heartbeat: NodeJS.Timeout | null = null;
+  /**
+   * Each connection's heartbeat (ping, silence check, presence refresh, and the
+   * session re-check while change notifications are down) runs at its own phase
+   * of the period: a slot of the wheel at a time, never every socket at once.
+   */
+  private readonly wheel: HeartbeatWheel<GatewayConnection>;
   private draining = false;
   private stopWatching: (() => void) | null = null;
   /** Session-change notifications seen; a connection set up across one is re-checked before `ready`. */
   private changesSeen = 0;
-  private sweeping = false;
-  private sweepAgain = false;
+  /** Connections waiting for a session re-check (a notification listener restart, or heartbeats while it is down), in order. */
+  private readonly recheckQueue = new Set<GatewayConnection>();
+  private rechecking = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -59,11 +66,12 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
     private readonly receipts: MessageReceipts,
     private readonly presence: Presence,
     private readonly bus: GatewayBus,
-  ) {}
+  ) {
+    this.wheel = new HeartbeatWheel(config.gateway.heartbeatMs, (connections, slot) => this.beat(connections, slot));
+  }
 
   onModuleInit(): void {
-    this.heartbeat = setInterval(() => this.beat(), this.config.gateway.heartbeatMs);
-    this.heartbeat.unref();
+    this.wheel.start();
     this.stopWatching = this.checkedSessions.watch((userId) => this.sessionsChanged(userId));
   }
 
@@ -112,6 +120,7 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
 
     const connection = new GatewayConnection(socket, user, new Date(claims.exp * 1000), this.config.gateway);
     this.connections.add(connection);
+    this.wheel.add(connection);
     let mine = this.byUser.get(user.id);
     if (!mine) {
       mine = new Set();
@@ -206,7 +215,7 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
   /** Closes every socket with 1001 so clients reconnect to another instance, then waits for their cleanup. */
   async beforeApplicationShutdown(): Promise<void> {
     this.draining = true;
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.wheel.stop();
     this.stopWatching?.();
     const closed = [...this.connections].map(
       (connection) =>
@@ -266,7 +275,7 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
   /** A user's sessions, tier, profile or soul changed (`userId`), or any may have changed unannounced (null). */
   private sessionsChanged(userId: string | null): void {
     this.changesSeen += 1;
-    if (userId === null) return void this.sweep();
+    if (userId === null) return void this.queueRecheck([...this.byUser.values()].flatMap((set) => [...set]));
     const local = this.byUser.get(userId);
     // Synchronously: from this moment no bus message reaches these sockets until their sessions are re-checked.
     if (local) void this.recheck([...local]);
@@ -316,47 +325,75 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
   }
 
   /**
-   * Re-checks every connection, a few users at a time: when the notification
-   * listener (re)starts, and on every heartbeat while it is down (so changes
-   * still end sockets, at heartbeat pace, and the lookups restart the listener).
+   * Queues connections for a session re-check, done a few users at a time in
+   * queue order: every connection when the notification listener (re)starts,
+   * and each slot's connections at their heartbeat while it is down (so changes
+   * still end sockets, at heartbeat pace, and the lookups restart the
+   * listener). A queued connection is checked once however often it is queued
+   * meanwhile; one queued again while its check runs is checked again after.
    */
-  private async sweep(): Promise<void> {
-    if (this.sweeping) return void (this.sweepAgain = true);
-    this.sweeping = true;
+  private queueRecheck(connections: Iterable<GatewayConnection>): void {
+    for (const connection of connections) this.recheckQueue.add(connection);
+    if (!this.rechecking && this.recheckQueue.size > 0) void this.drainRechecks();
+  }
+
+  private async drainRechecks(): Promise<void> {
+    this.rechecking = true;
     try {
-      do {
-        this.sweepAgain = false;
-        const users = [...this.byUser.values()].map((set) => [...set]);
-        for (let i = 0; i < users.length; i += SWEEP_USERS_AT_ONCE)
-          await Promise.all(users.slice(i, i + SWEEP_USERS_AT_ONCE).map((connections) => this.recheck(connections)));
-      } while (this.sweepAgain);
+      while (this.recheckQueue.size > 0) {
+        const users = new Set<string>();
+        const batch: GatewayConnection[] = [];
+        for (const connection of this.recheckQueue) {
+          if (!users.has(connection.user.id)) {
+            if (users.size === SWEEP_USERS_AT_ONCE) break;
+            users.add(connection.user.id);
+          }
+          batch.push(connection);
+        }
+        for (const connection of batch) this.recheckQueue.delete(connection);
+        await this.recheck(batch.filter((connection) => this.connections.has(connection))).catch((error: unknown) =>
+          this.logger.warn(`session re-check failed: ${(error as Error).message}`),
+        );
+      }
     } finally {
-      this.sweeping = false;
+      this.rechecking = false;
     }
   }
 
-  /** Pings every socket, drops those silent for two intervals, refreshes presence of the rest, and looks for crashed instances. */
-  private beat(): void {
-    void this.watchInstances();
-    if (!this.checkedSessions.remembering && this.connections.size > 0) void this.sweep();
+  /**
+   * The heartbeat of one slot of connections (the wheel visits each slot once a
+   * period, at its own phase): drops those silent for two intervals, pings the
+   * rest and refreshes their presence in one pipeline, records their users in
+   * the instance registry (which also marks this instance alive); once a period
+   * (slot 0) looks for crashed instances.
+   */
+  private beat(connections: GatewayConnection[], slot: number): void {
     const silentAfter = Date.now() - 2 * this.config.gateway.heartbeatMs;
-    for (const connection of this.connections) {
+    const live: GatewayConnection[] = [];
+    for (const connection of connections) {
       if (connection.lastSeen < silentAfter) {
         // No close handshake with a client that does not answer: terminate, and presence follows on 'close'.
         connection.socket.terminate();
         continue;
       }
       if (connection.open) connection.socket.ping();
-      this.presence.touch(connection.user.id, connection.id).catch((error: unknown) => {
-        this.logger.warn(`presence refresh failed: ${(error as Error).message}`);
-      });
+      live.push(connection);
     }
+    void this.watchInstances(
+      live.map((connection) => connection.user.id),
+      slot === 0,
+    );
+    if (live.length > 0)
+      this.presence
+        .refresh(live.map((connection) => ({ userId: connection.user.id, connectionId: connection.id })))
+        .catch((error: unknown) => this.logger.warn(`presence refresh failed: ${(error as Error).message}`));
+    if (!this.checkedSessions.remembering && live.length > 0) this.queueRecheck(live);
   }
 
-  private async watchInstances(): Promise<void> {
+  private async watchInstances(userIds: string[], reap: boolean): Promise<void> {
     try {
-      await this.presence.heartbeatInstance(new Set([...this.connections].map((c) => c.user.id)));
-      for (const userId of await this.presence.reapDeadInstances()) await this.announce(userId, 'offline');
+      await this.presence.heartbeatInstance(new Set(userIds));
+      if (reap) for (const userId of await this.presence.reapDeadInstances()) await this.announce(userId, 'offline');
     } catch (error) {
       this.logger.warn(`instance heartbeat failed: ${(error as Error).message}`);
     }
@@ -364,6 +401,8 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
 
   private release(connection: GatewayConnection): void {
     if (!this.connections.delete(connection)) return;
+    this.wheel.remove(connection);
+    this.recheckQueue.delete(connection);
     const mine = this.byUser.get(connection.user.id);
     mine?.delete(connection);
     if (mine?.size === 0) this.byUser.delete(connection.user.id);
