@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import request from 'supertest';
@@ -11,6 +12,7 @@ import { trustService } from '../test/support/service-keys';
 import { SmtpSink } from '../test/support/smtp-sink';
 import { login } from '../test/support/users';
 import { formatProfile, PROFILES_DIR, summariseProfile, writeSummary } from './support/profile';
+import { measureCpu, processGroups } from './support/process-cpu';
 import { round, summarise, writeResult } from './support/results';
 
 /**
@@ -219,23 +221,35 @@ it('measures the runtime bridge (api and worker in their own processes) against 
 
     // Concurrent: CONCURRENCY callers, each on its own install, in alternating direct and service blocks.
     const concurrent = { direct: { samples: [] as number[], ms: 0 }, service: { samples: [] as number[], ms: 0 } };
+    // Where the cores go on each path: CPU seconds of every process involved, summed over the path's blocks.
+    const cpuGroups = await processGroups(env, [
+      { name: 'api', pid: api.child.pid },
+      { name: 'worker', pid: worker.child.pid },
+    ]);
+    const cpu = { direct: new Map<string, number>(), service: new Map<string, number>() };
     const block = async (path: 'direct' | 'service', calls: number) => {
       let left = calls;
       const started = process.hrtime.bigint();
-      await Promise.all(
-        installs.slice(0, CONCURRENCY).map(async (installId) => {
-          while (left > 0) {
-            left -= 1;
-            record(
-              `concurrent ${path}`,
-              concurrent[path].samples,
-              path === 'direct' ? await direct(installId) : await throughService(installId),
-            );
-            if (path === 'service') recordServiceCalls();
-          }
-        }),
+      const { shares } = await measureCpu(
+        cpuGroups,
+        () =>
+          Promise.all(
+            installs.slice(0, CONCURRENCY).map(async (installId) => {
+              while (left > 0) {
+                left -= 1;
+                record(
+                  `concurrent ${path}`,
+                  concurrent[path].samples,
+                  path === 'direct' ? await direct(installId) : await throughService(installId),
+                );
+                if (path === 'service') recordServiceCalls();
+              }
+            }),
+          ),
+        () => 1,
       );
       concurrent[path].ms += elapsedMs(started);
+      for (const share of shares) cpu[path].set(share.name, (cpu[path].get(share.name) ?? 0) + share.cpuSeconds);
     };
     const perBlock = Math.ceil(CONCURRENT_CALLS / CONCURRENT_BLOCKS);
     for (let b = 0; b < CONCURRENT_BLOCKS; b += 1) {
@@ -290,6 +304,14 @@ it('measures the runtime bridge (api and worker in their own processes) against 
       p50Ratio: round(r.p50Ms / cDirect.p50Ms),
       p99Ratio: round(r.p99Ms / cDirect.p99Ms),
     }));
+    const cpuPerCall = (path: 'direct' | 'service') =>
+      [...cpu[path].entries()]
+        .filter(([, seconds]) => seconds > 0)
+        .map(([name, seconds]) => `${name} ${round((seconds * 1000) / Math.max(1, concurrent[path].samples.length), 2)}`)
+        .join(', ');
+    notes.push(
+      `CPU milliseconds per call with ${CONCURRENCY} concurrent callers (all processes share the machine's ${availableParallelism()} cores): direct: ${cpuPerCall('direct')}; through the service: ${cpuPerCall('service')}.`,
+    );
     console.table(table);
     console.table(concurrentTable);
     const miss = table[1];

@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import { freePort } from '../test/support/free-port';
 import { SpawnedRole, TestEnvironment } from '../test/support/harness';
 import { waitFor as poll } from '../test/support/wait-for';
-import Redis from 'ioredis';
 import { Client } from 'pg';
-import { CpuShare, measureCpu, ProcessGroup } from './support/process-cpu';
+import { CpuShare, measureCpu, processGroups } from './support/process-cpu';
 import { formatProfile, PROFILES_DIR, summariseProfile, writeSummary } from './support/profile';
 import { TestIdentityProvider } from '../test/support/identity-provider';
 import { LoggedInUser, login } from '../test/support/users';
@@ -94,38 +93,6 @@ function summary(latencies: number[], seconds: number) {
     p99_ms: Number(percentile(sorted, 99).toFixed(2)),
     max_ms: Number(sorted[sorted.length - 1].toFixed(2)),
   };
-}
-
-/**
- * The processes whose CPU time the bench accounts for: the service's roles,
- * this process (the clients and the identity provider), the PostgreSQL
- * backends serving the bench's database, and Redis.
- */
-async function processGroups(env: TestEnvironment, roles: Array<{ name: string; pid?: number }>): Promise<ProcessGroup[]> {
-  const databaseUrl = env.env.DATABASE_URL;
-  const database = new URL(databaseUrl).pathname.slice(1);
-  const backends = async () => {
-    const client = new Client({ connectionString: databaseUrl });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
-        [database],
-      );
-      return rows.map((r) => r.pid);
-    } finally {
-      await client.end();
-    }
-  };
-  const redis = new Redis(env.env.REDIS_URL);
-  const info = await redis.info('server').finally(() => redis.disconnect());
-  const redisPid = Number(/process_id:(\d+)/.exec(info)?.[1]);
-  return [
-    ...roles.map(({ name, pid }) => ({ name, pids: () => (pid ? [pid] : []) })),
-    { name: 'bench clients and identity provider (this process)', pids: () => [process.pid] },
-    { name: 'PostgreSQL (backends of the bench database)', pids: backends },
-    { name: 'Redis', pids: () => (Number.isFinite(redisPid) ? [redisPid] : []) },
-  ];
 }
 
 /** The bench database's transaction and row counters (pg_stat_database; backends report them within a second). */

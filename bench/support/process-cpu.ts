@@ -1,4 +1,7 @@
 import { readFileSync } from 'node:fs';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import type { TestEnvironment } from '../../test/support/harness';
 
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -59,4 +62,36 @@ export async function measureCpu<T>(
     };
   });
   return { result, seconds, shares };
+}
+
+/**
+ * The processes whose CPU time the bench accounts for: the service's roles,
+ * this process (the clients and the identity provider), the PostgreSQL
+ * backends serving the bench's database, and Redis.
+ */
+export async function processGroups(env: TestEnvironment, roles: Array<{ name: string; pid?: number }>): Promise<ProcessGroup[]> {
+  const databaseUrl = env.env.DATABASE_URL;
+  const database = new URL(databaseUrl).pathname.slice(1);
+  const backends = async () => {
+    const client = new Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+        [database],
+      );
+      return rows.map((r) => r.pid);
+    } finally {
+      await client.end();
+    }
+  };
+  const redis = new Redis(env.env.REDIS_URL);
+  const info = await redis.info('server').finally(() => redis.disconnect());
+  const redisPid = Number(/process_id:(\d+)/.exec(info)?.[1]);
+  return [
+    ...roles.map(({ name, pid }) => ({ name, pids: () => (pid ? [pid] : []) })),
+    { name: 'bench clients and identity provider (this process)', pids: () => [process.pid] },
+    { name: 'PostgreSQL (backends of the bench database)', pids: backends },
+    { name: 'Redis', pids: () => (Number.isFinite(redisPid) ? [redisPid] : []) },
+  ];
 }

@@ -171,9 +171,16 @@ describe('faithful widgets: surfaces show what the provider meant', () => {
     });
     const polls = runtime.requestsTo('/capabilities/queue_stats/execute');
     expect(polls.map((p) => (p.body as { params: unknown }).params)).toEqual([{ queue: 'support' }]);
-    const traces = await dataSource.query(
-      `SELECT trigger FROM capability_executions WHERE install_id = $1 AND capability = 'queue_stats'`,
-      [installId],
+    // A read's trace is written after its answer (ExecutionTraces.recordAfterAnswer): wait for it.
+    const traces = await waitFor(
+      async () => {
+        const rows: unknown[] = await dataSource.query(
+          `SELECT trigger FROM capability_executions WHERE install_id = $1 AND capability = 'queue_stats'`,
+          [installId],
+        );
+        return rows.length > 0 ? rows : undefined;
+      },
+      { what: 'the poll traced' },
     );
     expect(traces).toEqual([{ trigger: 'poll' }]);
 

@@ -62,8 +62,14 @@ describe('runtime bridge: executing capabilities on provider runtimes', () => {
   const execute = (capability: string, body: Record<string, unknown> = {}, auth = user.auth) =>
     request(url).post(`/v1/providers/packages/${packageId}/capabilities/${capability}/execute`).set(auth).send(body);
   const balance = () => execute('balance', { params: { account: 'checking' } });
-  const traceOf = async (requestId: string) =>
-    (await dataSource.query(`SELECT * FROM capability_executions WHERE id = $1`, [requestId]))[0] as Record<string, unknown>;
+  // A read's trace is written after its answer (ExecutionTraces.recordAfterAnswer): wait for it.
+  const traceOf = (requestId: string) =>
+    waitFor(
+      async () =>
+        (await dataSource.query(`SELECT * FROM capability_executions WHERE id = $1`, [requestId]))[0] as
+          Record<string, unknown> | undefined,
+      { what: `the trace of ${requestId}` },
+    );
   const eventFor = async (type: string, requestId: string) =>
     waitFor(
       async () => {

@@ -139,7 +139,7 @@ export class CapabilityExecutor {
     CapabilitySchemas.assertRequest(capability, params);
     const cached = await cachedRead;
     if (StateCache.isFresh(cached, params)) {
-      await this.trace(requestId, clock, target, capability, trigger, 'cached');
+      this.traceAfterAnswer(requestId, clock, target, capability, trigger, 'cached');
       return {
         requestId,
         status: 'ok',
@@ -162,19 +162,17 @@ export class CapabilityExecutor {
       { 'X-Service-User-Id': target.user_id },
       invokeOptions,
     );
-    // The cached copy (Redis) and the trace (PostgreSQL) do not depend on each other: write both at once.
-    const [stored] = await Promise.all([
-      this.cache.store(target.install_id, capability.name, {
-        data: success.body.data as Record<string, unknown>,
-        params,
-        ttl: typeof success.body.ttl === 'number' ? success.body.ttl : 0,
-        metadata: success.body.metadata,
-        fetchedAt: new Date().toISOString(),
-        degraded: success.status === 'degraded',
-        source: 'state',
-      }),
-      this.trace(requestId, clock, target, capability, trigger, success.status, success.attempts),
-    ]);
+    // The trace does not hold the answer (see `ExecutionTraces.recordAfterAnswer`); the answer is what the cache stored.
+    this.traceAfterAnswer(requestId, clock, target, capability, trigger, success.status, success.attempts);
+    const stored = await this.cache.store(target.install_id, capability.name, {
+      data: success.body.data as Record<string, unknown>,
+      params,
+      ttl: typeof success.body.ttl === 'number' ? success.body.ttl : 0,
+      metadata: success.body.metadata,
+      fetchedAt: new Date().toISOString(),
+      degraded: success.status === 'degraded',
+      source: 'state',
+    });
     return {
       requestId,
       status: success.status,
@@ -199,7 +197,7 @@ export class CapabilityExecutor {
     CapabilitySchemas.assertRequest(capability, params);
     const body = { capability: capability.name, mode: 'history', params, context };
     const success = await this.invoke(requestId, clock, target, capability, 'api', body, {});
-    await this.trace(requestId, clock, target, capability, 'api', success.status, success.attempts);
+    this.traceAfterAnswer(requestId, clock, target, capability, 'api', success.status, success.attempts);
     const cursor = success.body.cursor as { next?: unknown; hasMore: boolean };
     return {
       requestId,
@@ -272,6 +270,29 @@ export class CapabilityExecutor {
    * and writes the trace (with `capability.invoked` / `capability.failed` when
    * the runtime was invoked).
    */
+  /** A read's trace, written without holding its answer (`ExecutionTraces.recordAfterAnswer`). */
+  private traceAfterAnswer(
+    requestId: string,
+    clock: PhaseClock,
+    target: ExecutionTarget,
+    capability: CapabilityDescriptor,
+    trigger: TraceInput['trigger'],
+    outcome: TraceInput['outcome'],
+    attempts = 0,
+  ): void {
+    clock.enter('deliver');
+    this.traces.recordAfterAnswer({
+      requestId,
+      target,
+      capability: capability.name,
+      mode: capability.type,
+      trigger,
+      outcome,
+      clock,
+      attempts,
+    });
+  }
+
   private async trace(
     requestId: string,
     clock: PhaseClock,

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { DomainEvents } from '../events/domain-events';
 import type { ExecutionTarget } from '../marketplace/installs.service';
 import { ExecutionTracesRepository } from './execution-traces.repository';
@@ -53,11 +53,35 @@ export const TRACE_RETENTION_DAYS = 30;
  * event: the runtime was not invoked.
  */
 @Injectable()
-export class ExecutionTraces {
+export class ExecutionTraces implements BeforeApplicationShutdown {
+  private readonly logger = new Logger(ExecutionTraces.name);
+  /** Traces being written after their answer was sent (`recordAfterAnswer`); a shutdown waits for them. */
+  private readonly writing = new Set<Promise<void>>();
+
   constructor(
     private readonly traces: ExecutionTracesRepository,
     private readonly events: DomainEvents,
   ) {}
+
+  /**
+   * Records a trace of a read (state, history, a cache hit) without holding
+   * its answer: the caller does not wait for the statement. The answer does
+   * not depend on it, and what a trace records (and its `capability.invoked`
+   * event) can then only be lost together with this process, by a crash
+   * between the answer and the statement's commit (a graceful stop waits for
+   * the writes in flight). Actions, confirmations and failures are recorded
+   * before their answer, as before. A failed write is logged, never thrown.
+   */
+  recordAfterAnswer(input: TraceInput): void {
+    const write: Promise<void> = this.record(input)
+      .catch((error: unknown) => this.logger.error({ err: error, requestId: input.requestId }, 'execution trace not recorded'))
+      .finally(() => this.writing.delete(write));
+    this.writing.add(write);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all([...this.writing]);
+  }
 
   /** Drops traces older than `TRACE_RETENTION_DAYS` in small batches (retention job). */
   purgeOld(): Promise<number> {
