@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { ConformanceRunner } from '../src/modules/conformance/conformance-runner';
 import { normaliseCapabilities } from '../src/modules/descriptors/descriptor-normalizer';
@@ -36,9 +35,13 @@ it('times a full six-dimension conformance run against a conforming runtime', as
     const { url, app } = await env.startApi();
     await env.startWorker();
     const runner = app.get(ConformanceRunner);
+    const developer = await onboardDeveloper(url, smtp, 'bench-conformance@example.com');
+    // No webhook endpoint: the run then has no receiver to probe (an unreachable one would cost points).
+    const registered = await registerApp(url, developer, { webhook_url: undefined });
+    const auth = { authorization: `Bearer ${await appToken(url, registered)}` };
     const capabilities = normaliseCapabilities(goodPackageCapabilities());
-    // As the conformance job runs it (conformance.processor.ts).
-    const input = { runtimeUrl: runtime.url, riskTier: 'action_capable', capabilities, full: true };
+    // As the conformance job runs it (conformance.processor.ts): the app is the audience of the runtime tokens.
+    const input = { runtimeUrl: runtime.url, riskTier: 'action_capable', capabilities, full: true, appId: registered.id };
 
     // The runner alone. One warm-up run, not recorded.
     await runner.run(input);
@@ -58,10 +61,6 @@ it('times a full six-dimension conformance run against a conforming runtime', as
     const calls = Math.max(...callsPerRun);
 
     // Through the API, as a provider: queue, worker, poll (every 10 ms) until completed.
-    const developer = await onboardDeveloper(url, smtp, 'bench-conformance@example.com');
-    // No webhook endpoint: the run then has no receiver to probe (an unreachable one would cost points).
-    const registered = await registerApp(url, developer, { webhook_url: undefined });
-    const auth = { authorization: `Bearer ${await appToken(url, registered)}` };
     const pkg = await request(url)
       .post('/v1/providers/packages')
       .set(auth)
@@ -96,24 +95,32 @@ it('times a full six-dimension conformance run against a conforming runtime', as
       serverTimes.push(new Date(report.completedAt).getTime() - new Date(report.createdAt).getTime());
     }
 
-    // Baseline: the same number of calls straight to the runtime, sequentially.
-    const direct = async () => {
-      const userId = `usr_bench${randomUUID().replace(/-/g, '').slice(0, 16)}`;
-      const res = await fetch(`${runtime.url}/capabilities/balance/execute`, {
+    // Baseline: the same number of calls straight to the runtime, sequentially. The runtime verifies runtime tokens, so
+    // each direct call replays a live state call the runner made (its token, request id and body): the same work for it.
+    const FORWARDED = ['authorization', 'content-type', 'x-service-request-id', 'x-service-user-id', 'x-service-livemode'];
+    runtime.clearRequests();
+    await runner.run(input);
+    const candidates = runtime
+      .requestsTo('/capabilities/balance/execute')
+      .filter((call) => (call.body as { mode?: string } | undefined)?.mode === 'state' && call.headers.authorization);
+    const replay = async (call: (typeof candidates)[number]) =>
+      fetch(`${runtime.url}/capabilities/balance/execute`, {
         method: 'POST',
-        headers: {
-          authorization: 'Bearer bench',
-          'content-type': 'application/json',
-          'x-service-request-id': `req_${randomUUID().replace(/-/g, '')}`,
-          'x-service-user-id': userId,
-        },
-        body: JSON.stringify({
-          capability: 'balance',
-          mode: 'state',
-          params: { account: 'checking' },
-          context: { userId, installId: 'inst_bench', locale: 'en', timezone: 'UTC' },
-        }),
+        headers: Object.fromEntries(FORWARDED.flatMap((name) => (call.headers[name] ? [[name, String(call.headers[name])]] : []))),
+        body: call.rawBody,
       });
+    let recorded: (typeof candidates)[number] | undefined;
+    for (const call of candidates) {
+      const res = await replay(call);
+      await res.arrayBuffer();
+      if (res.status === 200) {
+        recorded = call;
+        break;
+      }
+    }
+    if (!recorded) throw new Error('no state call of the runner that the runtime answers 200 when replayed');
+    const direct = async () => {
+      const res = await replay(recorded);
       if (res.status !== 200) throw new Error(`direct call answered ${res.status}`);
       await res.arrayBuffer();
     };
