@@ -13,6 +13,7 @@ import { SmtpSink } from '../test/support/smtp-sink';
 import { login } from '../test/support/users';
 import { formatProfile, PROFILES_DIR, summariseProfile, writeSummary } from './support/profile';
 import { measureCpu, processGroups } from './support/process-cpu';
+import { profileArgs, stopGracefully, whenReady } from './support/roles';
 import { round, summarise, writeResult } from './support/results';
 
 /**
@@ -56,29 +57,6 @@ const OPERATOR = { authorization: 'Bearer operator-token-for-tests-only' };
 /** What the direct call replays of the service's call to the runtime. */
 const FORWARDED = ['authorization', 'content-type', 'x-service-request-id', 'x-service-user-id', 'x-service-livemode'];
 
-/** SIGTERM, then waits for the exit (the api writes its `--cpu-prof` file on the way out). */
-async function stop(role: SpawnedRole, what: string, timeoutMs = 30_000): Promise<void> {
-  if (role.child.exitCode !== null || role.child.signalCode !== null) return;
-  role.child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
-  if ((await Promise.race([role.exited, late])) === 'late') {
-    console.warn(`${what} did not exit ${timeoutMs} ms after SIGTERM; killing it`);
-    await role.kill();
-  }
-  clearTimeout(timer);
-}
-
-/** Waits until `<url>/health/ready` answers 200, or fails with the role's output. */
-async function ready(role: SpawnedRole, url: string, what: string): Promise<void> {
-  for (const deadline = Date.now() + 60_000; ;) {
-    if (role.child.exitCode !== null) throw new Error(`${what} exited (${role.child.exitCode}):\n${role.output.slice(-3000)}`);
-    if ((await fetch(`${url}/health/ready`).catch(() => null))?.status === 200) return;
-    if (Date.now() > deadline) throw new Error(`${what} was not ready in 60 s:\n${role.output.slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const elapsedMs = (started: bigint) => Number(process.hrtime.bigint() - started) / 1e6;
 
 it('measures the runtime bridge (api and worker in their own processes) against direct runtime calls', async () => {
@@ -100,17 +78,13 @@ it('measures the runtime bridge (api and worker in their own processes) against 
       rmSync(profileFile, { force: true });
     }
     const [apiPort, workerPort] = [await freePort(), await freePort()];
-    const api = env.spawnRole(
-      'main',
-      { APP_ROLE: 'api', PORT: String(apiPort), LOG_LEVEL: 'warn' },
-      PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, `--cpu-prof-name=${PROFILE_NAME}.cpuprofile`] : [],
-    );
+    const api = env.spawnRole('main', { APP_ROLE: 'api', PORT: String(apiPort), LOG_LEVEL: 'warn' }, profileArgs(PROFILE, PROFILE_NAME));
     roles.push(api);
     const worker = env.spawnRole('worker', { WORKER_HEALTH_PORT: String(workerPort), RUNTIME_TICK_MS: '3600000', LOG_LEVEL: 'warn' });
     roles.push(worker);
     const url = `http://127.0.0.1:${apiPort}`;
-    await ready(api, url, 'the api');
-    await ready(worker, `http://127.0.0.1:${workerPort}`, 'the worker');
+    await whenReady(api, url, 'the api');
+    await whenReady(worker, `http://127.0.0.1:${workerPort}`, 'the worker');
     // The runtime verifies runtime tokens against the key set the spawned api publishes (as harness.startApi does in-process).
     forget = trustService(url);
 
@@ -259,8 +233,8 @@ it('measures the runtime bridge (api and worker in their own processes) against 
     if (wrongCacheState > 0) throw new Error(`${wrongCacheState} calls were served from the cache when they should not (or the reverse)`);
 
     const notes: string[] = [];
-    await stop(api, 'the api');
-    await stop(worker, 'the worker');
+    await stopGracefully(api.child, 'the api');
+    await stopGracefully(worker.child, 'the worker');
     if (PROFILE && existsSync(profileFile)) {
       const summary = summariseProfile(profileFile);
       writeSummary(PROFILE_NAME, summary);
@@ -388,7 +362,7 @@ it('measures the runtime bridge (api and worker in their own processes) against 
   } finally {
     forget?.();
     redis.disconnect();
-    for (const role of roles) await stop(role, 'a service process', 10_000);
+    for (const role of roles) await stopGracefully(role.child, 'a service process', 10_000);
     await env.close();
     await runtime.close();
     await idp.close();

@@ -13,6 +13,7 @@ import { freePort } from '../test/support/free-port';
 import { SpawnedRole, TestEnvironment } from '../test/support/harness';
 import { TestIdentityProvider } from '../test/support/identity-provider';
 import { login } from '../test/support/users';
+import { profileArgs, stopGracefully, whenReady } from './support/roles';
 import { load, LoadResult } from './support/load';
 import { formatProfile, PROFILES_DIR, summariseProfile, writeSummary } from './support/profile';
 import { ratio, writeResult } from './support/results';
@@ -137,21 +138,6 @@ async function startBareServer(config: object): Promise<{ child: ChildProcess; u
   return { child, url: `http://127.0.0.1:${port}`, output: () => err };
 }
 
-/** SIGTERM, then waits for the exit (the service writes its `--cpu-prof` file on the way out). */
-async function stop(child: ChildProcess, what: string, timeoutMs = 30_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
-  if ((await Promise.race([exited, late])) === 'late') {
-    console.warn(`${what} did not exit ${timeoutMs} ms after SIGTERM; killing it`);
-    child.kill('SIGKILL');
-    await exited;
-  }
-  clearTimeout(timer);
-}
-
 /** Rows of the tables a send writes, to check that the baseline's send writes what the service's does. */
 async function writtenRows(databaseUrl: string): Promise<Record<string, number>> {
   const client = new Client({ connectionString: databaseUrl });
@@ -197,19 +183,9 @@ it('measures authenticated user API reads and sends against bare Fastify baselin
       rmSync(profileFile, { force: true });
     }
     const port = await freePort();
-    service = env.spawnRole(
-      'main',
-      { APP_ROLE: 'api', PORT: String(port), LOG_LEVEL: 'warn' },
-      PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, `--cpu-prof-name=${PROFILE_NAME}.cpuprofile`] : [],
-    );
+    service = env.spawnRole('main', { APP_ROLE: 'api', PORT: String(port), LOG_LEVEL: 'warn' }, profileArgs(PROFILE, PROFILE_NAME));
     const url = `http://127.0.0.1:${port}`;
-    for (const deadline = Date.now() + 60_000; ;) {
-      if (service.child.exitCode !== null)
-        throw new Error(`the service exited (${service.child.exitCode}):\n${service.output.slice(-3000)}`);
-      if ((await fetch(`${url}/health/ready`).catch(() => null))?.status === 200) break;
-      if (Date.now() > deadline) throw new Error(`the service was not ready in 60 s:\n${service.output.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await whenReady(service, url, 'the service');
 
     const user = await login(url, idp, { sub: 'uid-bench-http', name: 'Bench', email: 'bench@example.com' });
     await request(url)
@@ -339,8 +315,8 @@ it('measures authenticated user API reads and sends against bare Fastify baselin
     await measure('POST', '/v1/messages', '/v1/messages', 50, true);
     await measure('GET', '/health/live', '/health/live', 50, false);
 
-    await stop(bare.child, 'the bare server');
-    await stop(service.child, 'the service');
+    await stopGracefully(bare.child, 'the bare server');
+    await stopGracefully(service.child, 'the service');
     const notes: string[] = [];
     if (PROFILE) {
       const summary = summariseProfile(profileFile);
@@ -423,8 +399,8 @@ it('measures authenticated user API reads and sends against bare Fastify baselin
     const failed = rows.filter((r) => r.non2xx !== 0 || r.errors !== 0);
     expect(failed.map((r) => `${r.target} c=${r.connections}: non-2xx ${r.non2xx}, errors ${r.errors}`)).toEqual([]);
   } finally {
-    if (bare) await stop(bare.child, 'the bare server');
-    if (service) await stop(service.child, 'the service');
+    if (bare) await stopGracefully(bare.child, 'the bare server');
+    if (service) await stopGracefully(service.child, 'the service');
     await env.close();
     await idp.close();
   }

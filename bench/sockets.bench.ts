@@ -5,6 +5,7 @@ import { freePort } from '../test/support/free-port';
 import { OPERATOR_TOKEN, SpawnedRole, TestEnvironment } from '../test/support/harness';
 import { TestIdentityProvider } from '../test/support/identity-provider';
 import { LoggedInUser, login, raiseToEnterprise } from '../test/support/users';
+import { profileArgs, stopGracefully, whenReady } from './support/roles';
 import { formatProfile, PROFILES_DIR, summariseProfile, writeSummary } from './support/profile';
 import { percentile, round, writeResult } from './support/results';
 
@@ -119,19 +120,6 @@ class Clients {
   }
 }
 
-/** SIGTERM, then waits for the exit (the api writes its `--cpu-prof` file on the way out). */
-async function stop(role: SpawnedRole, timeoutMs = 30_000): Promise<void> {
-  if (role.child.exitCode !== null || role.child.signalCode !== null) return;
-  role.child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
-  if ((await Promise.race([role.exited, late])) === 'late') {
-    console.warn(`the api did not exit ${timeoutMs} ms after SIGTERM; killing it`);
-    await role.kill();
-  }
-  clearTimeout(timer);
-}
-
 it('holds idle authenticated gateway sockets on one api instance: memory per socket and heartbeat latency', async () => {
   const idp = await TestIdentityProvider.start();
   const env = await TestEnvironment.create({ ...idp.env, LOG_LEVEL: 'warn' });
@@ -144,18 +132,9 @@ it('holds idle authenticated gateway sockets on one api instance: memory per soc
       rmSync(profileFile, { force: true });
     }
     const port = await freePort();
-    api = env.spawnRole(
-      'main',
-      { APP_ROLE: 'api', PORT: String(port), LOG_LEVEL: 'warn' },
-      PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, `--cpu-prof-name=${PROFILE_NAME}.cpuprofile`] : [],
-    );
+    api = env.spawnRole('main', { APP_ROLE: 'api', PORT: String(port), LOG_LEVEL: 'warn' }, profileArgs(PROFILE, PROFILE_NAME));
     const url = `http://127.0.0.1:${port}`;
-    for (const deadline = Date.now() + 60_000; ;) {
-      if (api.child.exitCode !== null) throw new Error(`the api exited (${api.child.exitCode}):\n${api.output.slice(-3000)}`);
-      if ((await fetch(`${url}/health/ready`).catch(() => null))?.status === 200) break;
-      if (Date.now() > deadline) throw new Error(`the api was not ready in 60 s:\n${api.output.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await whenReady(api, url, 'the api');
     const pid = api.child.pid!;
     const began = Date.now();
     const progress = (what: string) => console.info(`sockets bench: ${what} after ${Math.round((Date.now() - began) / 1000)} s`);
@@ -225,7 +204,7 @@ it('holds idle authenticated gateway sockets on one api instance: memory per soc
       );
       console.info(notes[notes.length - 1]);
     }
-    await stop(api);
+    await stopGracefully(api.child, 'the api');
     if (PROFILE && existsSync(profileFile)) {
       const summary = summariseProfile(profileFile);
       writeSummary(PROFILE_NAME, summary);
@@ -315,7 +294,7 @@ it('holds idle authenticated gateway sockets on one api instance: memory per soc
     expect(heartbeat.missing).toBe(0);
   } finally {
     await clients?.close();
-    if (api) await stop(api, 10_000);
+    if (api) await stopGracefully(api.child, 'the api', 10_000);
     await env.close();
     await idp.close();
   }

@@ -271,50 +271,12 @@ export class CapabilityExecutor {
    * the runtime was invoked).
    */
   /** A read's trace, written without holding its answer (`ExecutionTraces.recordAfterAnswer`). */
-  private traceAfterAnswer(
-    requestId: string,
-    clock: PhaseClock,
-    target: ExecutionTarget,
-    capability: CapabilityDescriptor,
-    trigger: TraceInput['trigger'],
-    outcome: TraceInput['outcome'],
-    attempts = 0,
-  ): void {
-    clock.enter('deliver');
-    this.traces.recordAfterAnswer({
-      requestId,
-      target,
-      capability: capability.name,
-      mode: capability.type,
-      trigger,
-      outcome,
-      clock,
-      attempts,
-    });
+  private traceAfterAnswer(...args: TraceArgs): void {
+    this.traces.recordAfterAnswer(traceInput(...args));
   }
 
-  private async trace(
-    requestId: string,
-    clock: PhaseClock,
-    target: ExecutionTarget,
-    capability: CapabilityDescriptor,
-    trigger: TraceInput['trigger'],
-    outcome: TraceInput['outcome'],
-    attempts = 0,
-    error?: TraceInput['error'],
-  ): Promise<void> {
-    clock.enter('deliver');
-    await this.traces.record({
-      requestId,
-      target,
-      capability: capability.name,
-      mode: capability.type,
-      trigger,
-      outcome,
-      clock,
-      attempts,
-      error,
-    });
+  private async trace(...args: TraceArgs): Promise<void> {
+    await this.traces.record(traceInput(...args));
   }
 
   /** Accept phase: the caller's right to act on the install, and the package and its developer not suspended. */
@@ -393,4 +355,21 @@ export class CapabilityExecutor {
       );
     }
   }
+}
+
+type TraceArgs = [
+  requestId: string,
+  clock: PhaseClock,
+  target: ExecutionTarget,
+  capability: CapabilityDescriptor,
+  trigger: TraceInput['trigger'],
+  outcome: TraceInput['outcome'],
+  attempts?: number,
+  error?: TraceInput['error'],
+];
+
+/** What a trace records of a call; its clock enters the deliver phase. */
+function traceInput(...[requestId, clock, target, capability, trigger, outcome, attempts = 0, error]: TraceArgs): TraceInput {
+  clock.enter('deliver');
+  return { requestId, target, capability: capability.name, mode: capability.type, trigger, outcome, clock, attempts, error };
 }
