@@ -55,7 +55,8 @@ export class PlatformStandings implements OnApplicationShutdown {
 
   async forApp(token: AppTokenStanding): Promise<PlatformStanding | null> {
     if (token.installId !== undefined) return this.apps.appStanding(token);
-    const key = `${token.appId} ${token.secretGeneration ?? ''}`;
+    // Everything the answer depends on: the developer (whose status it reads), the app and the secret generation.
+    const key = `${token.developerId} ${token.appId} ${token.secretGeneration ?? ''}`;
     return this.checked.get(key, token.developerId, async () => {
       const row = await this.apps.appStanding(token);
       if (!row) return null;
