@@ -1,6 +1,5 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import Redis from 'ioredis';
 import request from 'supertest';
 import { freePort } from '../test/support/free-port';
@@ -11,9 +10,9 @@ import { appToken, onboardDeveloper, publishPackage, registerApp } from '../test
 import { trustService } from '../test/support/service-keys';
 import { SmtpSink } from '../test/support/smtp-sink';
 import { login } from '../test/support/users';
-import { formatProfile, PROFILES_DIR, summariseProfile, writeSummary } from './support/profile';
+import { formatProfile, summariseProfile, writeSummary } from './support/profile';
 import { measureCpu, processGroups } from './support/process-cpu';
-import { profileArgs, stopGracefully, whenReady } from './support/roles';
+import { profileFile, spawnApi, stopGracefully, whenReady } from './support/roles';
 import { round, summarise, writeResult } from './support/results';
 
 /**
@@ -66,24 +65,17 @@ it('measures the runtime bridge (api and worker in their own processes) against 
   const env = await TestEnvironment.create({ SMTP_URL: smtp.url, ...idp.env, LOG_LEVEL: 'warn' });
   const redis = new Redis(env.env.REDIS_URL);
   const roles: SpawnedRole[] = [];
-  const profileFile = join(PROFILES_DIR, `${PROFILE_NAME}.cpuprofile`);
   let forget: (() => void) | undefined;
   try {
     if (!process.env.NODE_EXTRA_CA_CERTS)
       throw new Error(
         'NODE_EXTRA_CA_CERTS is not set: the spawned service would not trust the test runtime (npm run bench:bridge sets it)',
       );
-    if (PROFILE) {
-      mkdirSync(PROFILES_DIR, { recursive: true });
-      rmSync(profileFile, { force: true });
-    }
-    const [apiPort, workerPort] = [await freePort(), await freePort()];
-    const api = env.spawnRole('main', { APP_ROLE: 'api', PORT: String(apiPort), LOG_LEVEL: 'warn' }, profileArgs(PROFILE, PROFILE_NAME));
+    const { role: api, url } = await spawnApi(env, 'the api', { enabled: PROFILE, name: PROFILE_NAME });
+    const workerPort = await freePort();
     roles.push(api);
     const worker = env.spawnRole('worker', { WORKER_HEALTH_PORT: String(workerPort), RUNTIME_TICK_MS: '3600000', LOG_LEVEL: 'warn' });
     roles.push(worker);
-    const url = `http://127.0.0.1:${apiPort}`;
-    await whenReady(api, url, 'the api');
     await whenReady(worker, `http://127.0.0.1:${workerPort}`, 'the worker');
     // The runtime verifies runtime tokens against the key set the spawned api publishes (as harness.startApi does in-process).
     forget = trustService(url);
@@ -235,8 +227,8 @@ it('measures the runtime bridge (api and worker in their own processes) against 
     const notes: string[] = [];
     await stopGracefully(api.child, 'the api');
     await stopGracefully(worker.child, 'the worker');
-    if (PROFILE && existsSync(profileFile)) {
-      const summary = summariseProfile(profileFile);
+    if (PROFILE && existsSync(profileFile(PROFILE_NAME))) {
+      const summary = summariseProfile(profileFile(PROFILE_NAME));
       writeSummary(PROFILE_NAME, summary);
       notes.push(formatProfile('CPU profile of the api process (dist/main.js) over the whole run, setup and every row', summary));
     }

@@ -1,5 +1,4 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -9,13 +8,12 @@ import { SEND_TO_CONTACT_SQL, THREAD_SQL } from '../src/modules/messages/message
 import { DURABLE_COPY_DELAY_MS, MESSAGE_CREATED } from '../src/modules/messages/message-created';
 import { SEND_SCOPE } from '../src/modules/messages/messages.service';
 import { dataSourceOptions } from '../src/infra/database/data-source-options';
-import { freePort } from '../test/support/free-port';
 import { SpawnedRole, TestEnvironment } from '../test/support/harness';
 import { TestIdentityProvider } from '../test/support/identity-provider';
 import { login } from '../test/support/users';
-import { profileArgs, stopGracefully, whenReady } from './support/roles';
+import { profileFile, spawnApi, stopGracefully } from './support/roles';
 import { load, LoadResult } from './support/load';
-import { formatProfile, PROFILES_DIR, summariseProfile, writeSummary } from './support/profile';
+import { formatProfile, summariseProfile, writeSummary } from './support/profile';
 import { ratio, writeResult } from './support/results';
 
 /**
@@ -176,16 +174,10 @@ it('measures authenticated user API reads and sends against bare Fastify baselin
   });
   let service: SpawnedRole | undefined;
   let bare: Awaited<ReturnType<typeof startBareServer>> | undefined;
-  const profileFile = join(PROFILES_DIR, `${PROFILE_NAME}.cpuprofile`);
   try {
-    if (PROFILE) {
-      mkdirSync(PROFILES_DIR, { recursive: true });
-      rmSync(profileFile, { force: true });
-    }
-    const port = await freePort();
-    service = env.spawnRole('main', { APP_ROLE: 'api', PORT: String(port), LOG_LEVEL: 'warn' }, profileArgs(PROFILE, PROFILE_NAME));
-    const url = `http://127.0.0.1:${port}`;
-    await whenReady(service, url, 'the service');
+    const spawned = await spawnApi(env, 'the service', { enabled: PROFILE, name: PROFILE_NAME });
+    service = spawned.role;
+    const url = spawned.url;
 
     const user = await login(url, idp, { sub: 'uid-bench-http', name: 'Bench', email: 'bench@example.com' });
     await request(url)
@@ -319,7 +311,7 @@ it('measures authenticated user API reads and sends against bare Fastify baselin
     await stopGracefully(service.child, 'the service');
     const notes: string[] = [];
     if (PROFILE) {
-      const summary = summariseProfile(profileFile);
+      const summary = summariseProfile(profileFile(PROFILE_NAME));
       writeSummary(PROFILE_NAME, summary);
       notes.push(formatProfile('CPU profile of the service process (dist/main.js) over the whole run, every row', summary));
     }

@@ -1,12 +1,11 @@
 import { ChildProcess, fork } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from '../test/support/free-port';
 import { OPERATOR_TOKEN, SpawnedRole, TestEnvironment } from '../test/support/harness';
 import { TestIdentityProvider } from '../test/support/identity-provider';
 import { LoggedInUser, login, raiseToEnterprise } from '../test/support/users';
-import { profileArgs, stopGracefully, whenReady } from './support/roles';
-import { formatProfile, PROFILES_DIR, summariseProfile, writeSummary } from './support/profile';
+import { profileFile, spawnApi, stopGracefully } from './support/roles';
+import { formatProfile, summariseProfile, writeSummary } from './support/profile';
 import { percentile, round, writeResult } from './support/results';
 
 /**
@@ -125,16 +124,10 @@ it('holds idle authenticated gateway sockets on one api instance: memory per soc
   const env = await TestEnvironment.create({ ...idp.env, LOG_LEVEL: 'warn' });
   let api: SpawnedRole | undefined;
   let clients: Clients | undefined;
-  const profileFile = join(PROFILES_DIR, `${PROFILE_NAME}.cpuprofile`);
   try {
-    if (PROFILE) {
-      mkdirSync(PROFILES_DIR, { recursive: true });
-      rmSync(profileFile, { force: true });
-    }
-    const port = await freePort();
-    api = env.spawnRole('main', { APP_ROLE: 'api', PORT: String(port), LOG_LEVEL: 'warn' }, profileArgs(PROFILE, PROFILE_NAME));
-    const url = `http://127.0.0.1:${port}`;
-    await whenReady(api, url, 'the api');
+    const spawned = await spawnApi(env, 'the api', { enabled: PROFILE, name: PROFILE_NAME });
+    api = spawned.role;
+    const url = spawned.url;
     const pid = api.child.pid!;
     const began = Date.now();
     const progress = (what: string) => console.info(`sockets bench: ${what} after ${Math.round((Date.now() - began) / 1000)} s`);
@@ -205,8 +198,8 @@ it('holds idle authenticated gateway sockets on one api instance: memory per soc
       console.info(notes[notes.length - 1]);
     }
     await stopGracefully(api.child, 'the api');
-    if (PROFILE && existsSync(profileFile)) {
-      const summary = summariseProfile(profileFile);
+    if (PROFILE && existsSync(profileFile(PROFILE_NAME))) {
+      const summary = summariseProfile(profileFile(PROFILE_NAME));
       writeSummary(PROFILE_NAME, summary);
       notes.push(formatProfile('CPU profile of the api process (dist/main.js) over the whole run', summary));
     }

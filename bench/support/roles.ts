@@ -1,10 +1,36 @@
 import type { ChildProcess } from 'node:child_process';
-import type { SpawnedRole } from '../../test/support/harness';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from '../../test/support/free-port';
+import type { SpawnedRole, TestEnvironment } from '../../test/support/harness';
 import { PROFILES_DIR } from './profile';
 
-/** Node arguments that CPU-profile a spawned role into PROFILES_DIR as `<name>.cpuprofile` (written when it exits). */
+/** Where a role profiled as `name` writes its CPU profile (when it exits). */
+export const profileFile = (name: string): string => join(PROFILES_DIR, `${name}.cpuprofile`);
+
+/** Node arguments that CPU-profile a spawned role as `name`; an older profile of that name is removed first. */
 export function profileArgs(enabled: boolean, name: string): string[] {
-  return enabled ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+  if (!enabled) return [];
+  mkdirSync(PROFILES_DIR, { recursive: true });
+  rmSync(profileFile(name), { force: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, `--cpu-prof-name=${name}.cpuprofile`];
+}
+
+/** The api role as operators run it (`dist/main.js`, its own process) on a free port, once `/health/ready` answers. */
+export async function spawnApi(
+  env: TestEnvironment,
+  what: string,
+  profile: { enabled: boolean; name: string },
+): Promise<{ role: SpawnedRole; url: string }> {
+  const port = await freePort();
+  const role = env.spawnRole(
+    'main',
+    { APP_ROLE: 'api', PORT: String(port), LOG_LEVEL: 'warn' },
+    profileArgs(profile.enabled, profile.name),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await whenReady(role, url, what);
+  return { role, url };
 }
 
 /** Waits until `<url>/health/ready` answers 200, or fails with the role's output. */
