@@ -41,6 +41,14 @@ describe('AppLogger: what Nest passes becomes one pino line', () => {
     expect(lines[1]).toMatchObject({ level: 50, msg: 'failed', context: 'Jobs', stack: 'Error: x\n    at f (file.js:1:1)' });
   });
 
+  it('leaves out further arguments, where a secret would sit beyond the redaction paths', async () => {
+    const { root, lines, flush } = capture();
+    new AppLogger(root).warn('retrying', { request: { headers: { authorization: 'Bearer sk_live_secret' } } }, 'Jobs');
+    await flush();
+    expect(lines[0]).toMatchObject({ level: 40, msg: 'retrying', context: 'Jobs' });
+    expect(JSON.stringify(lines)).not.toContain('sk_live_secret');
+  });
+
   it('writes nothing below the level, and maps verbose to trace', async () => {
     const { root, lines, flush } = capture('warn');
     const app = new AppLogger(root);

@@ -7,7 +7,8 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
  * Nest's `LoggerService` on the root pino logger: `new Logger('Context').warn(…)`
  * anywhere in the code ends up here. The last string argument Nest passes is the
  * context; for `error`, a string before it is the stack. An `Error` as the message
- * is logged as `err` with its stack, an object as fields of the line.
+ * is logged as `err` with its stack, an object as fields of the line (redacted
+ * like every line); further arguments are not logged.
  */
 @Injectable()
 export class AppLogger implements LoggerService {
@@ -50,7 +51,8 @@ export class AppLogger implements LoggerService {
       text = String(message);
     }
     if (typeof rest[0] === 'string' && isStack(rest[0])) fields.stack = rest.shift();
-    if (rest.length > 0) fields.details = rest;
+    // Anything else Nest was given is left out, as pino itself leaves out arguments without a format: an object there
+    // would sit deeper than the redaction paths reach.
     this.pino[level](fields, text);
   }
 }
