@@ -117,6 +117,8 @@ function useThreadMessages(peer: Peer) {
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<string | null>(null);
   const [typing, setTyping] = useState(false);
+  /** When the oldest message of the history pages loaded so far was sent. */
+  const [oldestLoaded, setOldestLoaded] = useState<string | null>(null);
   const typingTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
 
   // A one-to-one thread never shows group messages, whatever the history or a frame says.
@@ -130,11 +132,17 @@ function useThreadMessages(peer: Peer) {
       ? items.map((m) => ({ ...m, recipient_kind: 'group', group_id: peer.id }))
       : items.filter((m) => !isGroupMessage(m));
 
+  const noteOldest = (items: Message[]) => {
+    const oldest = items.reduce<string | null>((min, m) => (min === null || m.created_at < min ? m.created_at : min), null);
+    if (oldest !== null) setOldestLoaded((current) => (current === null || oldest < current ? oldest : current));
+  };
+
   const loadNewest = async () => {
     try {
       const page = await ok(api.GET('/v1/messages', { params: { query: { with: peer.id, limit: PAGE } } }));
       const items = fromHistory(page.messages);
       setMessages((current) => merge(current, items));
+      noteOldest(page.messages);
       setCursor((current) => current ?? page.next_cursor);
       page.messages.forEach((m) => gateway.noteMessage(m.created_at));
       setError(null);
@@ -150,6 +158,7 @@ function useThreadMessages(peer: Peer) {
     try {
       const page = await ok(api.GET('/v1/messages', { params: { query: { with: peer.id, limit: PAGE, cursor } } }));
       setMessages((current) => merge(current, fromHistory(page.messages)));
+      noteOldest(page.messages);
       setCursor(page.next_cursor);
       setError(null);
     } catch (failure) {
@@ -160,6 +169,7 @@ function useThreadMessages(peer: Peer) {
   useEffect(() => {
     setMessages([]);
     setCursor(null);
+    setOldestLoaded(null);
     setLoading(true);
     setQueued(outbox.list(peer.id));
     void loadNewest();
@@ -209,7 +219,10 @@ function useThreadMessages(peer: Peer) {
     [peer.id],
   );
 
-  return { messages, queued, cursor, loading, error, typing, loadOlder };
+  // A live copy of a message older than the history loaded so far (the outbox's durable copy arrives a second after
+  // the message; a sync after a reconnect) belongs to the older pages: the pager shows it in its place, not after a gap.
+  const shown = loading ? [] : cursor && oldestLoaded ? messages.filter((m) => m.created_at >= oldestLoaded) : messages;
+  return { messages: shown, queued, cursor, loading, error, typing, loadOlder };
 }
 
 /** Tells the sender their messages were read: the inbound ones shown on this page, while the page is seen and live. */
