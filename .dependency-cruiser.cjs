@@ -12,7 +12,7 @@ const CONTRACTS = [
   '\\.contract\\.ts$',
   '^src/modules/webhooks/webhook-contract\\.ts$',
   '^src/modules/providers/scopes\\.ts$',
-  '^src/modules/descriptors/capability-descriptor\\.ts$',
+  '^packages/rules/src/descriptors/(capability-descriptor|component-contracts)\\.ts$',
 ].join('|');
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -62,10 +62,12 @@ const config = {
       name: 'web-only-to-contracts',
       severity: 'error',
       comment:
-        'The browser pages (web/) are bundled by esbuild for the browser: from src/ they may import only plain contract files ' +
-        '(constants and types of the public API with no Nest, TypeORM or Node runtime behind them; CONTRACTS in .dependency-cruiser.cjs).',
+        'The browser pages (web/) are bundled by esbuild for the browser: from src/ and packages/ they may import only plain contract files ' +
+        '(constants and types of the public API with no Nest, TypeORM or Node runtime behind them; CONTRACTS in .dependency-cruiser.cjs) ' +
+        'and the API client workspace.',
       from: { path: '^web/' },
-      to: { path: '^src/', pathNot: CONTRACTS },
+      // The API client workspace is written for browsers and Node alike (fetch only): the console and the CLI share it.
+      to: { path: '^(src|packages)/', pathNot: `${CONTRACTS}|^packages/api-client/src/` },
     },
     {
       name: 'contracts-stay-plain',
@@ -77,10 +79,19 @@ const config = {
       to: { pathNot: CONTRACTS },
     },
     {
+      name: 'packages-stand-alone',
+      severity: 'error',
+      comment:
+        'The toolkit workspaces (packages/*) are published on their own: they import their own files, their npm dependencies and ' +
+        'each other (by package name), never the service (src/), the pages (web/) or the tests.',
+      from: { path: '^packages/([^/]+)/src/' },
+      to: { path: '^(src|web|test|bench)/' },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       comment: 'An import that resolves to nothing is a typo or a missing dependency.',
-      from: { path: '^(src|web)/' },
+      from: { path: '^(src|web|packages)/' },
       to: { couldNotResolve: true },
     },
   ],
@@ -108,9 +119,14 @@ async function lint() {
   const { cruise } = await import('dependency-cruiser');
   const { default: extractTSConfig } = await import('dependency-cruiser/config-utl/extract-ts-config');
   const { options, forbidden } = config;
-  const result = await cruise(['src', 'web'], { ...options, validate: true, ruleSet: { forbidden }, outputType: 'json' }, undefined, {
-    tsConfig: extractTSConfig(options.tsConfig.fileName),
-  });
+  const result = await cruise(
+    ['src', 'web', 'packages'],
+    { ...options, validate: true, ruleSet: { forbidden }, outputType: 'json' },
+    undefined,
+    {
+      tsConfig: extractTSConfig(options.tsConfig.fileName),
+    },
+  );
   const { modules, summary } = JSON.parse(result.output);
   const importsBetween = (fromArea, toArea) =>
     modules

@@ -9,7 +9,12 @@ const common = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }] },
   // tmp/ holds generated files and StrykerJS's sandbox copies of the project, never tests to run.
-  modulePathIgnorePatterns: ['<rootDir>/tmp/'],
+  modulePathIgnorePatterns: ['<rootDir>/tmp/', '<rootDir>/packages/[^/]+/dist/'],
+  // The toolkit's workspaces (packages/*) are tested from their sources, as the service's tests import them.
+  moduleNameMapper: {
+    '^@soul-service/([^/]+)$': '<rootDir>/packages/$1/src',
+    '^@soul-service/([^/]+)/testing$': '<rootDir>/packages/$1/src/testing',
+  },
 };
 
 module.exports = {
@@ -18,6 +23,12 @@ module.exports = {
       displayName: 'unit',
       ...common,
       testMatch: ['<rootDir>/test/unit/**/*.spec.ts'],
+    },
+    {
+      // The provider toolkit's workspaces (issue 25): each package's own tests, no service needed.
+      displayName: 'packages',
+      ...common,
+      testMatch: ['<rootDir>/packages/*/test/**/*.spec.ts'],
     },
     {
       displayName: 'e2e',

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
- * Generates the web pages' API types (web/shared/api-schema.d.ts) from the service's OpenAPI document with
- * openapi-typescript, so the pages cannot keep their own drifting copies of the API's shapes.
+ * Generates the typed API client's sources in packages/api-client/src from the service's OpenAPI document, so the
+ * console and the CLI cannot keep their own drifting copies of the API's shapes:
+ *   api-schema.d.ts         the paths and schemas, by openapi-typescript
+ *   idempotent-routes.ts    the operations that take an `Idempotency-Key` header (the client sends one for them)
  * The document comes from scripts/openapi-document.js (no database, no build); the output is run through
- * Prettier with the project's settings, so the committed file passes `prettier --check` as it is.
- * Usage: node scripts/generate-api-types.js           writes web/shared/api-schema.d.ts
- *        node scripts/generate-api-types.js --check   regenerates into tmp/ and fails when the committed file differs
+ * Prettier with the project's settings, so the committed files pass `prettier --check` as they are.
+ * Usage: node scripts/generate-api-types.js           writes both files
+ *        node scripts/generate-api-types.js --check   regenerates into tmp/ and fails when a committed file differs
  *        --document=<file>  uses an OpenAPI document already written (by scripts/openapi-document.js) instead
  */
 'use strict';
@@ -15,10 +17,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
-const TARGET = path.join(root, 'web', 'shared', 'api-schema.d.ts');
+const OUT_DIR = path.join(root, 'packages', 'api-client', 'src');
 const DOCUMENT = path.join(root, 'tmp', 'openapi.json');
-// Not a .ts name: `eslint .` would otherwise try to lint it outside any tsconfig.
-const CHECK_OUT = path.join(root, 'tmp', 'api-schema.d.ts.generated');
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 const HEADER = [
   '/**',
@@ -28,38 +29,77 @@ const HEADER = [
   '',
 ].join('\n');
 
+async function schemaTypes(document) {
+  const { default: openapiTS, astToString } = await import('openapi-typescript');
+  // A default is what the server assumes when a field is left out: it does not make the field required in a request body.
+  const ast = await openapiTS(document, { alphabetize: false, exportType: false, defaultNonNullable: false });
+  return HEADER + astToString(ast);
+}
+
+/** `METHOD /path` of every operation documenting an `Idempotency-Key` request header (any casing), sorted. */
+function idempotentRoutes(document) {
+  const routes = [];
+  for (const [route, item] of Object.entries(document.paths ?? {})) {
+    for (const method of METHODS) {
+      const parameters = [...(item.parameters ?? []), ...(item[method]?.parameters ?? [])];
+      if (!item[method]) continue;
+      if (parameters.some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key')) {
+        routes.push(`${method.toUpperCase()} ${route}`);
+      }
+    }
+  }
+  routes.sort();
+  return [
+    HEADER,
+    '/** Operations that take an `Idempotency-Key`: the client sends one key per call, the same on each retry of it. */',
+    `export const IDEMPOTENT_ROUTES: ReadonlySet<string> = new Set(${JSON.stringify(routes)});`,
+    '',
+  ].join('\n');
+}
+
 async function generate() {
   const given = process.argv.find((arg) => arg.startsWith('--document='));
   const source = given ? path.resolve(given.slice('--document='.length)) : DOCUMENT;
   if (!given)
     execFileSync(process.execPath, [path.join(__dirname, 'openapi-document.js'), DOCUMENT], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const { default: openapiTS, astToString } = await import('openapi-typescript');
   const document = JSON.parse(fs.readFileSync(source, 'utf8'));
-  // A default is what the server assumes when a field is left out: it does not make the field required in a request body.
-  const ast = await openapiTS(document, { alphabetize: false, exportType: false, defaultNonNullable: false });
   const prettier = await import('prettier');
-  const options = (await prettier.resolveConfig(TARGET)) ?? {};
-  return prettier.format(HEADER + astToString(ast), { ...options, filepath: TARGET });
+  const files = { 'api-schema.d.ts': await schemaTypes(document), 'idempotent-routes.ts': idempotentRoutes(document) };
+  const formatted = {};
+  for (const [name, text] of Object.entries(files)) {
+    const target = path.join(OUT_DIR, name);
+    const options = (await prettier.resolveConfig(target)) ?? {};
+    formatted[name] = await prettier.format(text, { ...options, filepath: target });
+  }
+  return formatted;
 }
 
 async function main() {
   const check = process.argv.includes('--check');
-  const text = await generate();
-  if (!check) {
-    fs.writeFileSync(TARGET, text);
-    console.log(`wrote ${path.relative(root, TARGET)}`);
-    return;
+  const files = await generate();
+  let stale = false;
+  for (const [name, text] of Object.entries(files)) {
+    const target = path.join(OUT_DIR, name);
+    if (!check) {
+      fs.writeFileSync(target, text);
+      console.log(`wrote ${path.relative(root, target)}`);
+      continue;
+    }
+    // Not a .ts name: `eslint .` would otherwise try to lint it outside any tsconfig.
+    const checkOut = path.join(root, 'tmp', `${name}.generated`);
+    fs.mkdirSync(path.dirname(checkOut), { recursive: true });
+    fs.writeFileSync(checkOut, text);
+    const committed = fs.existsSync(target) ? fs.readFileSync(target, 'utf8') : '';
+    if (committed !== text) {
+      stale = true;
+      console.error(
+        `${path.relative(root, target)} differs from what the API now describes (see ${path.relative(root, checkOut)}): run npm run api:generate and commit it.`,
+      );
+    } else {
+      console.log(`${path.relative(root, target)} matches the OpenAPI document`);
+    }
   }
-  fs.mkdirSync(path.dirname(CHECK_OUT), { recursive: true });
-  fs.writeFileSync(CHECK_OUT, text);
-  const committed = fs.existsSync(TARGET) ? fs.readFileSync(TARGET, 'utf8') : '';
-  if (committed !== text) {
-    console.error(
-      `${path.relative(root, TARGET)} differs from what the API now describes (see ${path.relative(root, CHECK_OUT)}): run npm run api:generate and commit it.`,
-    );
-    process.exit(1);
-  }
-  console.log(`${path.relative(root, TARGET)} matches the OpenAPI document`);
+  if (stale) process.exit(1);
 }
 
 main().catch((error) => {

@@ -7,6 +7,7 @@ import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { ProviderRuntime } from '../support/provider-runtime';
 import { SmtpSink, verificationToken } from '../support/smtp-sink';
+import { bundleSoulCli } from '../support/soul-cli';
 
 /** The user the quickstart's step 13 signs in as (its `FIREBASE_ID_TOKEN`). */
 const QUICKSTART_USER = { sub: 'uid-quickstart-browser', name: 'Quinn', email: 'quinn@example.com' };
@@ -86,7 +87,7 @@ describe('quickstart, followed in a browser from sign-up to the widget a user se
     const json = blocks.filter((b) => b.lang === 'json');
     // The page has one file, the package, and says so right above it.
     expect(json).toHaveLength(1);
-    expect(json[0].before).toContain('package.json');
+    expect(json[0].before).toContain('soul-package.json');
     const pkg = JSON.parse(json[0].body) as { name: string; capabilities: Capability[] };
 
     // A real HTTPS runtime that implements the page's own package (and verifies the service's runtime tokens).
@@ -97,7 +98,8 @@ describe('quickstart, followed in a browser from sign-up to the widget a user se
         RUNTIME_URL: () => runtime!.url,
         VERIFY_TOKEN: async () => verificationToken(await smtp.mailTo('dev@acme.example')),
       },
-      { 'package.json': json[0].body },
+      { 'soul-package.json': json[0].body },
+      bundleSoulCli('soul-cli-quickstart-browser'),
     );
     shell.vars.set('OPERATOR_TOKEN', OPERATOR_TOKEN);
     shell.vars.set('FIREBASE_ID_TOKEN', await idp.token(QUICKSTART_USER));

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { DIMENSIONS } from '../../src/modules/conformance/conformance-report';
+import { DIMENSIONS } from '@soul-service/rules';
 import { TestEnvironment } from '../support/harness';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
 import { appToken, onboardDeveloper, registerApp } from '../support/providers';

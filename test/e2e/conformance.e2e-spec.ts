@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import request from 'supertest';
 import { ConformanceModule } from '../../src/modules/conformance/conformance.module';
 import { ConformanceInput, ConformanceRunner } from '../../src/modules/conformance/conformance-runner';
-import { ConformanceReport, DIMENSIONS, submissionFault } from '../../src/modules/conformance/conformance-report';
+import { ConformanceReport, DIMENSIONS, submissionFault } from '@soul-service/rules';
 import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
 import { TestEnvironment } from '../support/harness';
 import { goodPackageCapabilities, LEAKED_AWS_KEY_ID, ProviderRuntime, RecordedRequest } from '../support/provider-runtime';

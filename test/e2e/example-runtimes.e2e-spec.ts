@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Redis from 'ioredis';
 import request from 'supertest';
 import { RuntimeTokens } from '../../src/modules/access/runtime-tokens';
-import { REFUSED_TOKENS, TestTraffic } from '../../src/modules/conformance/test-traffic';
+import { REFUSED_TOKENS, TestTraffic } from '@soul-service/rules';
 import { freePort } from '../support/free-port';
 import { SpawnedRole, TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';

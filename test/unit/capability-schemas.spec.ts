@@ -1,5 +1,5 @@
 import { ProblemError } from '../../src/common/errors/problem-error';
-import { CapabilityDescriptor } from '../../src/modules/descriptors/capability-descriptor';
+import { CapabilityDescriptor } from '@soul-service/rules';
 import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
 import { CapabilitySchemas } from '../../src/modules/runtime-bridge/capability-schemas';
 

@@ -1,9 +1,16 @@
-import { componentChecks, exampleWidgetData } from '../../src/modules/conformance/component-checks';
-import { CheckOutcome, DIMENSION_FLOOR, DIMENSION_MAX, scoreDimension } from '../../src/modules/conformance/conformance-report';
-import { documentationChecks } from '../../src/modules/conformance/static-checks';
-import { CapabilityDescriptor } from '../../src/modules/descriptors/capability-descriptor';
+import {
+  CapabilityDescriptor,
+  CheckOutcome,
+  componentChecks,
+  DIMENSION_FLOOR,
+  DIMENSION_MAX,
+  documentationChecks,
+  exampleWidgetData,
+  requiredWithoutDefault,
+  scoreDimension,
+  widgetParams,
+} from '@soul-service/rules';
 import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
-import { requiredWithoutDefault, widgetParams } from '../../src/modules/descriptors/widget-params';
 import { goodPackageCapabilities } from '../support/provider-runtime';
 
 const good = () => normaliseCapabilities(goodPackageCapabilities());

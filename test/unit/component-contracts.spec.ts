@@ -10,7 +10,7 @@ import {
   seriesOf,
   statRows,
   summariseArray,
-} from '../../src/modules/descriptors/component-contracts.contract';
+} from '@soul-service/rules';
 
 /** The surface components' data contracts (docs/components.md): what fits, what is shown, how it is labelled. */
 describe('component contracts', () => {

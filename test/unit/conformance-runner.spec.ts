@@ -3,29 +3,32 @@ import { generateKeyPair, KeyLike } from 'jose';
 import { createServer, Server, Socket } from 'node:net';
 import { join } from 'node:path';
 import {
+  alteredInput,
+  CapabilityDescriptor,
   CheckOutcome,
   ConformanceReport,
   DIMENSION_MAX,
   DIMENSIONS,
+  envelopeProblems,
+  findCredentials,
   finishReport,
+  invalidParamsFor,
   notApplicable,
   notRun,
+  RuntimeClient,
+  sampleFor,
   scoreDimension,
+  SseParser,
+  staticContractChecks,
   submissionFault,
-} from '../../src/modules/conformance/conformance-report';
+  validatorFor,
+} from '@soul-service/rules';
 import { OutboundHttp } from '../../src/common/http/outbound-http';
 import type { AppConfig } from '../../src/config/app-config';
 import { RuntimeTokens } from '../../src/modules/access/runtime-tokens';
 import type { SigningKeys } from '../../src/modules/access/signing-keys.service';
 import { ConformanceRunner } from '../../src/modules/conformance/conformance-runner';
-import { findCredentials } from '../../src/modules/conformance/credential-scan';
-import { envelopeProblems } from '../../src/modules/conformance/runtime-answers';
-import { staticContractChecks } from '../../src/modules/conformance/static-checks';
-import { RuntimeClient, SseParser } from '../../src/modules/conformance/runtime-client';
-import { alteredInput, invalidParamsFor, sampleFor } from '../../src/modules/conformance/sample-values';
-import { CapabilityDescriptor } from '../../src/modules/descriptors/capability-descriptor';
 import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
-import { validatorFor } from '../../src/modules/descriptors/schema-checker';
 import { goodPackageCapabilities, ProviderRuntime } from '../support/provider-runtime';
 
 const good = () => normaliseCapabilities(goodPackageCapabilities());

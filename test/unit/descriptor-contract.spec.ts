@@ -4,18 +4,16 @@ import {
   DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
   DEFAULT_REFRESH_INTERVAL_SECONDS,
   DEFAULT_SURFACE_GUIDANCE,
-  INTENTS,
-  PLACEMENTS,
-  RISK_TIERS,
-  TYPICAL_COMPONENTS,
-} from '../../src/modules/descriptors/capability-descriptor';
-import {
   DESCRIPTOR_SCHEMA,
   DESCRIPTOR_SCHEMA_URL_PATH,
   descriptorErrors,
+  INTENTS,
   MAX_REPORTED_ERRORS,
-  refuseErrors,
-} from '../../src/modules/descriptors/descriptor-contract';
+  PLACEMENTS,
+  RISK_TIERS,
+  TYPICAL_COMPONENTS,
+} from '@soul-service/rules';
+import { refuseErrors } from '../../src/modules/descriptors/descriptor-contract';
 import { ProblemError } from '../../src/common/errors/problem-error';
 import { CreatePackageDto, CreateVersionDto, ValidateDraftDto } from '../../src/modules/packages/dto/package.dto';
 import { goodPackageCapabilities } from '../support/provider-runtime';

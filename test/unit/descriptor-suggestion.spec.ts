@@ -1,4 +1,4 @@
-import { nearestName } from '../../src/modules/descriptors/field-suggestion';
+import { nearestName } from '@soul-service/rules';
 
 const CAPABILITY_FIELDS = [
   'type',

@@ -1,6 +1,6 @@
 import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
 import { ProblemError } from '../../src/common/errors/problem-error';
-import { cachedValidatorFor, checkSchema, jsonPath, validatorFor } from '../../src/modules/descriptors/schema-checker';
+import { cachedValidatorFor, checkSchema, jsonPath, validatorFor } from '@soul-service/rules';
 
 const base = { type: 'object', properties: { amount: { type: 'number', minimum: 0, description: 'Amount' } }, required: ['amount'] };
 

@@ -1,7 +1,8 @@
 /**
- * The component contracts live with the descriptors, in a plain contract file
- * the server imports too (conformance checks the examples against them):
- * src/modules/descriptors/component-contracts.contract.ts. Re-exported here so
- * the pages keep importing them from web/app.
+ * The component contracts live with the descriptor rules, in a plain contract file
+ * the rules import too (conformance checks the examples against them):
+ * packages/rules/src/descriptors/component-contracts.ts. Imported by its path, not
+ * as @soul-service/rules, so the bundle takes this file alone and not the rules'
+ * ajv; re-exported here so the pages keep importing them from web/app.
  */
-export * from '../../src/modules/descriptors/component-contracts.contract';
+export * from '../../packages/rules/src/descriptors/component-contracts';

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { RULES_VERSION } from '@soul-service/rules';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 const nullableString = { nullable: true, type: String } as const;
@@ -39,6 +40,17 @@ export const DIMENSION_REPORT_SCHEMA: SchemaObject = {
   },
 };
 
+/**
+ * `rulesVersion` of every verdict: the CLI's `validate` gives the same verdict for the same descriptor
+ * when it runs the same rules version, and says so when the versions differ.
+ */
+export const RULES_VERSION_PROPERTY = {
+  type: String,
+  example: RULES_VERSION,
+  description:
+    'Version of the descriptor rules and conformance checks (@soul-service/rules) that gave this verdict; the CLI reports the same version for the same rules, and says when its rules differ from the server’s',
+} as const;
+
 export class ConformanceRunDto {
   @ApiProperty() id: string;
   @ApiProperty() packageId: string;
@@ -57,6 +69,12 @@ export class ConformanceRunDto {
   @ApiProperty(nullableString) error: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty(nullableTime) completedAt: string | null;
+  @ApiProperty({
+    ...RULES_VERSION_PROPERTY,
+    nullable: true,
+    description: `${RULES_VERSION_PROPERTY.description}. Null until the run is scored (queued, running, failed) and for runs scored before verdicts named their rules`,
+  })
+  rulesVersion: string | null;
 }
 
 export class ConformanceRunListDto {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { SqlRepository, Tx } from '../../infra/database/sql-repository';
-import { ConformanceReport } from './conformance-runner';
+import { ConformanceReport, Verdict } from './conformance-runner';
 
 /** Whose run it is: the version validated and the developer (and app) that may read it. */
 export interface RunTarget {
@@ -24,13 +24,15 @@ export interface RunRow {
   score: number | null;
   passed: boolean | null;
   dimensions: ConformanceReport['dimensions'] | null;
+  /** The rules (`RULES_VERSION` of @soul-service/rules) that scored the run; null before it is scored. */
+  rules_version: string | null;
   error: string | null;
   created_at: Date;
   completed_at: Date | null;
 }
 
 const COLUMNS =
-  'id, package_id, version_id, developer_id, app_id, full_run, status, score, passed, dimensions, error, created_at, completed_at';
+  'id, package_id, version_id, developer_id, app_id, full_run, status, score, passed, dimensions, rules_version, error, created_at, completed_at';
 
 /** The one reader and writer of `conformance_runs`. */
 @Injectable()
@@ -50,10 +52,10 @@ export class ConformanceRunsRepository extends SqlRepository {
   }
 
   /** A run that already ran (local validation, or a full run at submission). */
-  async insertCompleted(id: string, target: RunTarget, report: ConformanceReport): Promise<RunRow> {
+  async insertCompleted(id: string, target: RunTarget, report: Verdict): Promise<RunRow> {
     const [row] = await this.rows<RunRow>(
-      `INSERT INTO conformance_runs (id, package_id, version_id, developer_id, app_id, full_run, status, score, passed, dimensions, completed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'completed', $7, $8, $9, now()) RETURNING ${COLUMNS}`,
+      `INSERT INTO conformance_runs (id, package_id, version_id, developer_id, app_id, full_run, status, score, passed, dimensions, rules_version, completed_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'completed', $7, $8, $9, $10, now()) RETURNING ${COLUMNS}`,
       [
         id,
         target.packageId,
@@ -64,6 +66,7 @@ export class ConformanceRunsRepository extends SqlRepository {
         report.score,
         report.passed,
         JSON.stringify(report.dimensions),
+        report.rulesVersion,
       ],
     );
     return row;
@@ -78,10 +81,11 @@ export class ConformanceRunsRepository extends SqlRepository {
     return count > 0;
   }
 
-  async markCompleted(id: string, report: ConformanceReport): Promise<void> {
+  async markCompleted(id: string, report: Verdict): Promise<void> {
     await this.execute(
-      `UPDATE conformance_runs SET status = 'completed', score = $2, passed = $3, dimensions = $4, completed_at = now(), error = NULL WHERE id = $1`,
-      [id, report.score, report.passed, JSON.stringify(report.dimensions)],
+      `UPDATE conformance_runs SET status = 'completed', score = $2, passed = $3, dimensions = $4, rules_version = $5, completed_at = now(), error = NULL
+        WHERE id = $1`,
+      [id, report.score, report.passed, JSON.stringify(report.dimensions), report.rulesVersion],
     );
   }
 

@@ -3,11 +3,12 @@ import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import type { Tx } from '../../infra/database/sql-repository';
-import { ConformanceReport } from './conformance-runner';
+import { Verdict } from './conformance-runner';
 import { ConformanceRunsRepository, RunRow, RunTarget } from './conformance-runs.repository';
 
 export type { RunRow, RunTarget } from './conformance-runs.repository';
 
+/** A run as the API shows it; `rulesVersion` names the rules (@soul-service/rules) that scored it. */
 export function toRunDto(row: RunRow) {
   return {
     id: row.id,
@@ -21,6 +22,7 @@ export function toRunDto(row: RunRow) {
     error: row.error,
     createdAt: row.created_at.toISOString(),
     completedAt: row.completed_at?.toISOString() ?? null,
+    rulesVersion: row.rules_version,
   };
 }
 
@@ -34,7 +36,7 @@ export class ConformanceRuns {
     return this.runs.insertQueued(newId('conf'), target, manager);
   }
 
-  async recordCompleted(target: RunTarget, report: ConformanceReport): Promise<RunRow> {
+  async recordCompleted(target: RunTarget, report: Verdict): Promise<RunRow> {
     return this.runs.insertCompleted(newId('conf'), target, report);
   }
 
@@ -43,7 +45,7 @@ export class ConformanceRuns {
     return this.runs.markRunning(id);
   }
 
-  async complete(id: string, report: ConformanceReport): Promise<void> {
+  async complete(id: string, report: Verdict): Promise<void> {
     await this.runs.markCompleted(id, report);
   }
 

@@ -1,5 +1,5 @@
 import { QUEUES } from '../../infra/queue/queues';
-import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor } from '@soul-service/rules';
 
 export interface FullRunJob {
   confId: string;

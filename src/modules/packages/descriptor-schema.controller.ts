@@ -1,7 +1,7 @@
 import { Controller, Get, Header, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AddressRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
-import { DESCRIPTOR_SCHEMA, DESCRIPTOR_SCHEMA_URL_PATH } from '../descriptors/descriptor-contract';
+import { DESCRIPTOR_SCHEMA, DESCRIPTOR_SCHEMA_URL_PATH } from '@soul-service/rules';
 
 /** Served as `application/schema+json`, the media type of JSON Schema documents. */
 const SCHEMA_MEDIA_TYPE = 'application/schema+json';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { SqlRepository, Tx } from '../../infra/database/sql-repository';
-import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor } from '@soul-service/rules';
 
 /** A version as the packages area uses it (DTO-ready: `toVersionDto` renders it). */
 export interface VersionRow {

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { INSTALL_TARGETS_CHANNEL } from '../../infra/database/change-channels';
 import { SqlRepository, Tx } from '../../infra/database/sql-repository';
-import { CapabilityDescriptor, RiskTier } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor, RiskTier } from '@soul-service/rules';
 
 /** A package as the packages area uses it (DTO-ready: `toPackageDto` renders it). */
 export interface PackageRow {
@@ -111,6 +112,7 @@ export class PackagesRepository extends SqlRepository {
       [id, versionId],
       tx,
     );
+    this.forgetAfterTransaction(tx, INSTALL_TARGETS_CHANNEL, id);
     return rows[0];
   }
 
@@ -122,6 +124,7 @@ export class PackagesRepository extends SqlRepository {
       [id, JSON.stringify(suspension)],
       tx,
     );
+    this.forgetAfterTransaction(tx, INSTALL_TARGETS_CHANNEL, id);
     return rows[0] ?? null;
   }
 
@@ -153,6 +156,7 @@ export class PackagesRepository extends SqlRepository {
        RETURNING ${PACKAGE_COLUMNS}`,
       [id],
     );
+    this.forgetAfterTransaction(undefined, INSTALL_TARGETS_CHANNEL, id);
     return rows[0] ?? null;
   }
 }

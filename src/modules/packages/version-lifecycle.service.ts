@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { ProblemError } from '../../common/errors/problem-error';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
-import { ConformanceReport, ConformanceRunner } from '../conformance/conformance-runner';
+import { ConformanceRunner, Verdict } from '../conformance/conformance-runner';
 import { ConformanceRuns, RunRow, toRunDto } from '../conformance/conformance-runs.service';
 import { FULL_RUN_JOB } from '../conformance/conformance.queue';
 import { WebhookReceivers } from '../conformance/webhook-receivers';
@@ -12,7 +12,7 @@ import type { Tx } from '../../infra/database/sql-repository';
 import { JobOutbox } from '../../infra/queue/job-outbox';
 import { DomainEvents } from '../events/domain-events';
 import { PlatformPrincipal } from '../providers/auth/platform-principal';
-import type { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import type { CapabilityDescriptor } from '@soul-service/rules';
 import { PackageVersionsRepository, VersionRow } from './package-versions.repository';
 import { PackageRow, PackagesRepository } from './packages.repository';
 import { PackagesService, toPackageDto, toVersionDto } from './packages.service';
@@ -93,7 +93,14 @@ export class VersionLifecycle {
     const run = await this.runs.recordCompleted(target, report);
     return {
       accepted: false as const,
-      result: { id: run.id, score: report.score, passed: report.passed, full: false, dimensions: report.dimensions },
+      result: {
+        id: run.id,
+        score: report.score,
+        passed: report.passed,
+        full: false,
+        dimensions: report.dimensions,
+        rulesVersion: report.rulesVersion,
+      },
     };
   }
 
@@ -230,7 +237,7 @@ export class VersionLifecycle {
   }
 
   private async fullRunNow(pkg: PackageRow, version: VersionRow): Promise<RunRow> {
-    const report: ConformanceReport = await this.runner.run({
+    const report: Verdict = await this.runner.run({
       runtimeUrl: version.runtime_url,
       riskTier: pkg.risk_tier,
       capabilities: version.capabilities,

@@ -11,13 +11,19 @@ import {
   DEFAULT_SURFACE_GUIDANCE,
   TYPICAL_COMPONENTS,
   type CapabilityMode,
-} from '../../../src/modules/descriptors/capability-descriptor';
+} from '../../../packages/rules/src/descriptors/capability-descriptor';
 import { isObject } from '../../shared/json';
 
 export type JsonObject = Record<string, unknown>;
 export type Path = Array<string | number>;
 
-export { CAPABILITY_MODES, COMPONENTS, INTENTS, PLACEMENTS, FIELD_FORMATS } from '../../../src/modules/descriptors/capability-descriptor';
+export {
+  CAPABILITY_MODES,
+  COMPONENTS,
+  INTENTS,
+  PLACEMENTS,
+  FIELD_FORMATS,
+} from '../../../packages/rules/src/descriptors/capability-descriptor';
 export type { CapabilityMode };
 
 /** The JSON view's text read as a descriptor: an object, or why it is not one (the parser's reason). */

@@ -1,16 +1,10 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import {
-  COMPONENTS,
-  DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
-  DEFAULT_REFRESH_INTERVAL_SECONDS,
-  INTENTS,
-  PLACEMENTS,
-} from '../../descriptors/capability-descriptor';
+import { COMPONENTS, DEFAULT_HEARTBEAT_INTERVAL_SECONDS, DEFAULT_REFRESH_INTERVAL_SECONDS, INTENTS, PLACEMENTS } from '@soul-service/rules';
 
 /**
  * The capability descriptor as OpenAPI shows it (docs/descriptor.md explains
  * every field with a complete package per mode). Documentation only: the
- * descriptor contract (descriptors/package-descriptor.schema.json, checked by
+ * descriptor contract (packages/rules/src/descriptors/package-descriptor.schema.json, checked by
  * descriptor-contract.ts) validates the input, so these classes carry no
  * class-validator rules. Input classes show what a
  * provider may send (only `type` and `schema` are required, full or short

@@ -1,6 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ConformanceRunDto, DIMENSION_REPORT_SCHEMA } from '../../conformance/conformance-run-responses.dto';
-import { RISK_TIERS } from '../../descriptors/capability-descriptor';
+import { ConformanceRunDto, DIMENSION_REPORT_SCHEMA, RULES_VERSION_PROPERTY } from '../../conformance/conformance-run-responses.dto';
+import { RISK_TIERS } from '@soul-service/rules';
 import { CAPABILITY_ITEMS, CAPABILITY_MODELS } from './capability-descriptor.dto';
 
 const nullableString = { nullable: true, type: String } as const;
@@ -59,6 +59,7 @@ export class LocalValidationResultDto {
   @ApiProperty() passed: boolean;
   @ApiProperty({ enum: [false] }) full: false;
   @ApiProperty({ type: 'object', additionalProperties: DIMENSION_REPORT_SCHEMA }) dimensions: object;
+  @ApiProperty(RULES_VERSION_PROPERTY) rulesVersion: string;
 }
 
 export class SubmissionDto {

@@ -1,6 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsString, Length } from 'class-validator';
-import { RISK_TIERS, type RiskTier } from '../../descriptors/capability-descriptor';
+import { RISK_TIERS, type RiskTier } from '@soul-service/rules';
 import { CAPABILITY_INPUT_ITEMS, CAPABILITY_INPUT_MODELS } from './capability-descriptor.dto';
 
 const SLUG = '^[a-z0-9]+(-[a-z0-9]+)*$';
@@ -17,7 +17,7 @@ const capabilitiesInput = {
 
 /**
  * The create and version bodies as OpenAPI shows them. Documentation only: the descriptor contract
- * (src/modules/descriptors/package-descriptor.schema.json, served at GET /v1/providers/descriptor.schema.json)
+ * (packages/rules/src/descriptors/package-descriptor.schema.json, served at GET /v1/providers/descriptor.schema.json)
  * checks these bodies with every error at once, so they carry no class-validator rules and the
  * controller reads the body as given. test/unit/descriptor-contract.spec.ts keeps the fields in step.
  */

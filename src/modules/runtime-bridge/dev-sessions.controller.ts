@@ -1,0 +1,108 @@
+import { BeforeApplicationShutdown, Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { PlatformProblems } from '../../common/openapi/error-responses';
+import { AppsService } from '../providers/apps.service';
+import { PlatformRoute } from '../providers/auth/platform-auth.guard';
+import { PlatformPrincipal, Principal } from '../providers/auth/platform-principal';
+import { visibleAppIds } from '../providers/visible-apps';
+import { DevSessions, SESSION_RENEW_MS } from './dev-sessions.service';
+import { DevAnswerAckDto, DevAnswerDto, DevReadyDto, DevSessionQuery } from './dto/dev-session.dto';
+
+/** The route the CLI posts answers to, and its body limit: the largest tier's 5 MB answer, escaped as a JSON string, with room. */
+export const DEV_ANSWER_ROUTE = '/v1/providers/dev/session/calls/:call_id';
+export const DEV_ANSWER_BODY_LIMIT = 12 * 1024 * 1024;
+
+/** `soul dev` (docs/runtime-bridge.md, "Developing against the live service"): the stream and the answers. */
+@ApiTags('runtime bridge')
+@Controller('v1/providers/dev/session')
+export class DevSessionsController implements BeforeApplicationShutdown {
+  private readonly streams = new Set<ServerResponse>();
+
+  constructor(
+    private readonly sessions: DevSessions,
+    private readonly apps: AppsService,
+  ) {}
+
+  @Get()
+  @PlatformRoute({ scope: 'capabilities:execute' })
+  @ApiOperation({
+    summary:
+      "Open the app's dev session (server-sent events): the runtime calls for the developer's own installs (their user account's verified email is the developer's) come as `call` events, answered with POST …/calls/{call_id}; other users' calls are unaffected",
+  })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({
+    description:
+      'Server-sent events: first `event: ready` with data `{ session_id, app_id, user_id }` (user_id: the developer’s own user account, or null when none has their verified email), then `event: call` per call with data `{ call_id, method, path, headers, body }`; a `: ping` comment every 15 s',
+    content: { 'text/event-stream': { schema: { type: 'string' } } },
+  })
+  @PlatformProblems(404)
+  async open(
+    @Principal() principal: PlatformPrincipal,
+    @Query() query: DevSessionQuery,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const [appId] = await visibleAppIds(this.apps, principal, query.app_id ?? (principal.kind === 'app' ? principal.appId : undefined));
+    const raw = reply.raw;
+    const send = (event: string, data: unknown) => {
+      if (!raw.destroyed && !raw.writableEnded) raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
+    const session = await this.sessions.open(appId, principal.developerId, (call) => send('call', call));
+    // From here the stream is written by hand: Fastify sends nothing more for this request.
+    reply.hijack();
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+    });
+    this.streams.add(raw);
+    send('ready', { session_id: session.sessionId, app_id: appId, user_id: session.userId } satisfies DevReadyDto);
+    const timer = setInterval(() => {
+      raw.write(': ping\n\n');
+      void session.renew().catch(() => undefined);
+    }, SESSION_RENEW_MS);
+    request.raw.once('close', () => {
+      clearInterval(timer);
+      this.streams.delete(raw);
+      void session.close().catch(() => undefined);
+    });
+  }
+
+  @Post('calls/:call_id')
+  @HttpCode(200)
+  @PlatformRoute({ scope: 'capabilities:execute' })
+  @ApiOperation({ summary: "The local runtime's answer to one call of the app's dev session (the first answer counts)" })
+  @ApiOkResponse({ type: DevAnswerAckDto, description: 'Handed to the waiting call' })
+  @PlatformProblems(400, 404)
+  async answer(
+    @Principal() principal: PlatformPrincipal,
+    @Param('call_id') callId: string,
+    @Body() body: DevAnswerDto,
+  ): Promise<DevAnswerAckDto> {
+    const answer =
+      body.failure !== undefined
+        ? { failure: body.failure, detail: body.detail ?? '' }
+        : { status: body.status!, headers: pick(body.headers), body: body.body ?? '' };
+    await this.sessions.answer(await visibleAppIds(this.apps, principal), callId, answer);
+    return { call_id: callId, status: 'delivered' };
+  }
+
+  /** Open streams end with the process, so a deploy does not wait on them; the CLI reconnects. */
+  beforeApplicationShutdown(): void {
+    for (const stream of this.streams) stream.end();
+    this.streams.clear();
+  }
+}
+
+/** Only the headers the bridge reads from an answer, as strings. */
+function pick(headers: Record<string, unknown> | undefined): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const lower = name.toLowerCase();
+    if ((lower === 'content-type' || lower === 'retry-after') && typeof value === 'string') kept[lower] = value;
+  }
+  return kept;
+}
