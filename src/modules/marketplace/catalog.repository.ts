@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { SqlRepository } from '../../infra/database/sql-repository';
-import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor } from '@soul-service/rules';
 
 /** A published package as the catalog lists it. */
 export interface CatalogRow {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { INSTALL_TARGETS_CHANNEL } from '../../infra/database/change-channels';
 import { SqlRepository, Tx } from '../../infra/database/sql-repository';
 
 /** An install with its version and package names (DTO-ready: `toInstallDto` renders it). */
@@ -160,11 +161,13 @@ export class InstallsRepository extends SqlRepository {
 
   /** The user's consent again: the version, no pending upgrade, no re-authorization due, the scopes given. */
   async consent(tx: Tx, id: string, versionId: string, scopes: string[]): Promise<void> {
-    await this.execute(
-      `UPDATE installs SET version_id = $2, pending_version_id = NULL, reauthorization_required_at = NULL, scopes = $3 WHERE id = $1`,
+    const { rows } = await this.changed<{ package_id: string }>(
+      `UPDATE installs SET version_id = $2, pending_version_id = NULL, reauthorization_required_at = NULL, scopes = $3 WHERE id = $1
+       RETURNING package_id`,
       [id, versionId, scopes],
       tx,
     );
+    this.forgetTargets(tx, rows);
   }
 
   /** The sealed refresh token of the install's current token family. */
@@ -180,7 +183,7 @@ export class InstallsRepository extends SqlRepository {
     tx: Tx,
     versionIds: string[],
   ): Promise<Array<{ id: string; user_id: string; needs_consent: boolean; version_id: string }>> {
-    const { rows } = await this.changed<{ id: string; user_id: string; needs_consent: boolean; version_id: string }>(
+    const { rows } = await this.changed<{ id: string; user_id: string; needs_consent: boolean; version_id: string; package_id: string }>(
       `WITH candidates AS (
          SELECT i.id, i.user_id, nv.id AS new_version_id, ${NEEDS_CONSENT_SQL} AS needs_consent
            FROM package_versions nv
@@ -195,11 +198,12 @@ export class InstallsRepository extends SqlRepository {
                            pending_version_id = CASE WHEN c.needs_consent THEN c.new_version_id ELSE NULL END
          FROM candidates c
         WHERE installs.id = c.id AND NOT (c.needs_consent AND installs.pending_version_id IS NOT DISTINCT FROM c.new_version_id)
-       RETURNING installs.id, installs.user_id, c.needs_consent, installs.version_id`,
+       RETURNING installs.id, installs.user_id, c.needs_consent, installs.version_id, installs.package_id`,
       [versionIds],
       tx,
     );
-    return rows;
+    this.forgetTargets(tx, rows);
+    return rows.map(({ id, user_id, needs_consent, version_id }) => ({ id, user_id, needs_consent, version_id }));
   }
 
   /** Marks active installs as needing re-authorization; answers the ids newly marked. */
@@ -214,11 +218,18 @@ export class InstallsRepository extends SqlRepository {
   }
 
   async markRemoved(tx: Tx, id: string, reason: string): Promise<void> {
-    await this.execute(
-      `UPDATE installs SET status = 'removed', removed_reason = $2, removed_at = now(), refresh_token_encrypted = NULL WHERE id = $1`,
+    const { rows } = await this.changed<{ package_id: string }>(
+      `UPDATE installs SET status = 'removed', removed_reason = $2, removed_at = now(), refresh_token_encrypted = NULL WHERE id = $1
+       RETURNING package_id`,
       [id, reason],
       tx,
     );
+    this.forgetTargets(tx, rows);
+  }
+
+  /** The in-process half of the `installs_targets_changed` trigger: this instance's remembered targets of the packages. */
+  private forgetTargets(tx: Tx, rows: Array<{ package_id: string }>): void {
+    for (const packageId of new Set(rows.map((row) => row.package_id))) this.forgetAfterTransaction(tx, INSTALL_TARGETS_CHANNEL, packageId);
   }
 
   executionTargetById(installId: string): Promise<TargetRow[]> {

@@ -10,9 +10,10 @@ import { JobOutbox, OutboxJob } from '../../infra/queue/job-outbox';
 import { QUEUES, RUNTIME_BRIDGE_JOBS } from '../../infra/queue/queues';
 import { DomainEvents } from '../events/domain-events';
 import { OAuthTokens } from '../providers/oauth-tokens.service';
-import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor } from '@soul-service/rules';
 import { PackageVersionsRepository } from '../packages/package-versions.repository';
 import { PackagesService } from '../packages/packages.service';
+import { InstallTargets } from './install-targets';
 import { InstallRow, InstallsRepository, TargetRow } from './installs.repository';
 import { MarketplaceService } from './marketplace.service';
 
@@ -20,7 +21,7 @@ export type { InstallRow } from './installs.repository';
 
 export const INSTALL_EVENTS = { created: 'install.created', removed: 'install.removed' } as const;
 /** Why an install ended (the spec leaves the set open). */
-export const REMOVAL_REASONS = ['user_uninstalled', 'soul_deleted', 'package_suspended'] as const;
+export const REMOVAL_REASONS = ['user_uninstalled', 'soul_deleted', 'package_suspended', 'account_deleted'] as const;
 
 /** An install whose state changed outside the user's request (a published version, a runtime refusing its tokens). */
 export interface InstallChange {
@@ -99,6 +100,7 @@ export class InstallsService {
     private readonly secretBox: SecretBox,
     private readonly events: DomainEvents,
     private readonly jobs: JobOutbox,
+    private readonly targets: InstallTargets,
   ) {}
 
   private readonly versionCapabilities = new LRUCache<string, CapabilityDescriptor[]>({ max: 2_000 });
@@ -280,16 +282,13 @@ export class InstallsService {
    * What the runtime bridge needs to call a runtime for an active install: the
    * package (runtime URL, suspension, owner), the capabilities of the installed
    * version and whether the developer account is suspended. One install by id,
-   * or the user's install of a package.
+   * or the user's install of a package; remembered per instance (`InstallTargets`).
    */
   async executionTarget(by: { installId: string } | { userId: string; packageId: string }): Promise<ExecutionTarget | undefined> {
     if ('installId' in by && !isId(by.installId, 'inst')) return undefined;
     if ('packageId' in by && !isId(by.packageId, 'pkg')) return undefined;
-    const rows =
-      'installId' in by
-        ? await this.installs.executionTargetById(by.installId)
-        : await this.installs.executionTargetForUser(by.userId, by.packageId);
-    return (await this.withCapabilities(rows))[0];
+    const row = 'installId' in by ? await this.targets.byInstall(by.installId) : await this.targets.byUser(by.userId, by.packageId);
+    return row ? (await this.withCapabilities([row]))[0] : undefined;
   }
 
   /** Active installs (optionally of one user) with their capabilities, for surfaces and the worker's schedulers. */

@@ -7,6 +7,7 @@ import { AuthorizeController } from './authorize.controller';
 import { CatalogRepository } from './catalog.repository';
 import { InstallsPersonalData } from './installs.personal-data';
 import { InstallsRepository } from './installs.repository';
+import { InstallTargets } from './install-targets';
 import { InstallsService } from './installs.service';
 import { MarketplaceController } from './marketplace.controller';
 import { MarketplaceService } from './marketplace.service';
@@ -15,7 +16,15 @@ import { MarketplaceService } from './marketplace.service';
 @Module({
   imports: [AccessModule, ProvidersModule, PackagesModule],
   controllers: [MarketplaceController, AuthorizeController],
-  providers: [MarketplaceService, InstallsService, InstallsPersonalData, Authorizations, InstallsRepository, CatalogRepository],
+  providers: [
+    MarketplaceService,
+    InstallsService,
+    InstallTargets,
+    InstallsPersonalData,
+    Authorizations,
+    InstallsRepository,
+    CatalogRepository,
+  ],
   // InstallsRepository is exported for reading only; installs are written through InstallsService.
   exports: [MarketplaceService, InstallsService, InstallsRepository],
 })

@@ -10,7 +10,7 @@ import { ProblemError } from '../../common/errors/problem-error';
 import { newId } from '../../common/ids';
 import { RateLimits } from '../../common/rate-limit/rate-limits.service';
 import { ExecutionTarget, InstallsService } from '../marketplace/installs.service';
-import { CapabilityDescriptor, CapabilityMode } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor, CapabilityMode } from '@soul-service/rules';
 import { ActionConfirmations, CONFIRMATION_LIFETIME_MINUTES } from './action-confirmations.service';
 import { TierLimits, tierLimits } from '../../common/app-tiers';
 import { limitExceeded } from './bridge-limits';
@@ -21,6 +21,7 @@ import { ExecutionTraces, PhaseClock, TraceInput } from './execution-traces.serv
 import { RealtimeSubscriptions } from './realtime-subscriptions.service';
 import { InvokeOptions, RuntimeInvoker } from './runtime-invoker.service';
 import { CachedState, StateCache } from './state-cache';
+import { DevSessions } from './dev-sessions.service';
 
 /** Who asked for an execution: a signed-in user on their install, or an app with `capabilities:execute`. */
 export type CapabilityCaller =
@@ -62,6 +63,7 @@ export class CapabilityExecutor {
     private readonly cache: StateCache,
     private readonly confirmations: ActionConfirmations,
     private readonly realtime: RealtimeSubscriptions,
+    private readonly devSessions: DevSessions,
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -137,7 +139,10 @@ export class CapabilityExecutor {
     invokeOptions: InvokeOptions = {},
   ) {
     CapabilitySchemas.assertRequest(capability, params);
-    const cached = await cachedRead;
+    // While `soul dev` serves the developer's own install, every call reaches their machine and nothing it
+    // answers is kept: the cache holds only what the published runtime said.
+    const viaDev = await this.devSessions.routes(target);
+    const cached = viaDev ? undefined : await cachedRead;
     if (StateCache.isFresh(cached, params)) {
       this.traceAfterAnswer(requestId, clock, target, capability, trigger, 'cached');
       return {
@@ -164,15 +169,16 @@ export class CapabilityExecutor {
     );
     // The trace does not hold the answer (see `ExecutionTraces.recordAfterAnswer`); the answer is what the cache stored.
     this.traceAfterAnswer(requestId, clock, target, capability, trigger, success.status, success.attempts);
-    const stored = await this.cache.store(target.install_id, capability.name, {
+    const entry = {
       data: success.body.data as Record<string, unknown>,
       params,
       ttl: typeof success.body.ttl === 'number' ? success.body.ttl : 0,
       metadata: success.body.metadata,
       fetchedAt: new Date().toISOString(),
       degraded: success.status === 'degraded',
-      source: 'state',
-    });
+      source: 'state' as const,
+    };
+    const stored = viaDev ? entry : await this.cache.store(target.install_id, capability.name, entry);
     return {
       requestId,
       status: success.status,

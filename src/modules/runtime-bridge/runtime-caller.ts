@@ -1,5 +1,5 @@
 import type { OutboundHttp } from '../../common/http/outbound-http';
-import { describeFailure } from '../conformance/runtime-client';
+import { describeFailure } from '@soul-service/rules';
 
 /** What one HTTP exchange with a runtime produced, before any interpretation of the envelope. */
 export type CallResult =

@@ -4,7 +4,7 @@ import { newId } from '../../common/ids';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import type { ExecutionTarget } from '../marketplace/installs.service';
-import { CapabilityDescriptor, CapabilityMode } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor, CapabilityMode } from '@soul-service/rules';
 import { REQUEST_ID_HEADER, RuntimeCall, runtimeCallHeaders, RuntimeTokens } from '../access/runtime-tokens';
 import { tierLimits } from '../../common/app-tiers';
 import { MAX_RETRIES, retryDelayMs, runtimeTimeoutMs } from './bridge-limits';
@@ -12,6 +12,7 @@ import { ExecutionFailure, RUNTIME_CODE_PROBLEMS } from './execution-failure';
 import { CapabilitySchemas } from './capability-schemas';
 import { callRuntime } from './runtime-caller';
 import { isObject } from '../../common/json';
+import { DevSessions } from './dev-sessions.service';
 
 /** A runtime answer that passed the envelope and schema checks. */
 export interface RuntimeSuccess {
@@ -51,6 +52,7 @@ export class RuntimeInvoker {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tokens: RuntimeTokens,
     private readonly http: OutboundHttp,
+    private readonly devSessions: DevSessions,
   ) {}
 
   /** What the runtime token of a live call to this install states (docs/runtime-auth.md): live installs are always `livemode`. */
@@ -97,9 +99,11 @@ export class RuntimeInvoker {
     // Safe to send twice when a kept-alive connection turns out closed: state and history reads, and actions,
     // which always carry the idempotency key the runtime contract makes the runtime honour.
     const retryStaleConnection = capability.type === 'state' || capability.type === 'history' || hasIdempotencyKey(headers);
+    // The developer's own installs go to their machine while `soul dev` runs; every other call to the runtime URL.
+    const transport = (await this.devSessions.transportFor(target)) ?? this.http;
     for (let attempts = 1; ; attempts += 1) {
       const result = await callRuntime(
-        this.http,
+        transport,
         url,
         {
           method: 'POST',

@@ -1,5 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { CAPABILITY_MODES, RISK_TIERS } from '../../descriptors/capability-descriptor';
+import { CAPABILITY_MODES, RISK_TIERS } from '@soul-service/rules';
 
 /** A capability as the catalog shows it. */
 export class CatalogCapabilityDto {

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayUnique, IsArray, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { OffsetPageQuery } from '../../../common/pagination/page-query';
-import { CAPABILITY_MODES, RISK_TIERS } from '../../descriptors/capability-descriptor';
+import { CAPABILITY_MODES, RISK_TIERS } from '@soul-service/rules';
 
 export const INSTALL_SCOPES = ['capabilities:execute', 'installs:read'] as const;
 

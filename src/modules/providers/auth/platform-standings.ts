@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { APP_CONFIG } from '../../../config/config.module';
 import type { AppConfig } from '../../../config/app-config';
 import { NotifiedCache } from '../../../infra/database/notified-cache';
+import { CacheFence } from '../../../infra/realtime/cache-fence';
 import { AppsRepository } from '../apps.repository';
 import type { PlatformStanding } from './platform-access';
 
@@ -43,6 +44,7 @@ export class PlatformStandings implements OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly apps: AppsRepository,
+    fence: CacheFence,
   ) {
     this.checked = new NotifiedCache({
       databaseUrl: config.databaseUrl,
@@ -50,6 +52,7 @@ export class PlatformStandings implements OnApplicationShutdown {
       ttlMs: PLATFORM_CHECK_TTL_MS,
       max: CHECKS_KEPT,
       logger: new Logger(PlatformStandings.name),
+      fence,
     });
   }
 
@@ -68,6 +71,16 @@ export class PlatformStandings implements OnApplicationShutdown {
   /** Drops what this process remembers about a developer's tokens; call after committing a change to the developer or their apps. */
   forgetDeveloper(developerId: string): void {
     this.checked.forgetOwner(developerId);
+  }
+
+  /**
+   * As `forgetDeveloper`, and resolves once every instance has dropped the
+   * developer too: for a revocation (suspension, a rotated secret, scopes
+   * taken away), awaited before the answer (see `CacheFence`).
+   */
+  async forgetDeveloperEverywhere(developerId: string): Promise<void> {
+    this.checked.forgetOwner(developerId);
+    await this.checked.fence();
   }
 
   async onApplicationShutdown(): Promise<void> {
