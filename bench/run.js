@@ -26,7 +26,7 @@ const { logLogChart } = require('./plot');
 
 const ROOT = join(__dirname, '..');
 const RESULTS = join(__dirname, 'results');
-const BENCHES = ['http', 'bridge', 'conformance', 'webhooks', 'gateway', 'sockets'];
+const BENCHES = ['http', 'bridge', 'conformance', 'webhooks', 'gateway', 'sockets', 'metrics'];
 const QUICK_ENV = {
   BENCH_DURATION: '2',
   BENCH_CALLS: '30',
@@ -37,6 +37,7 @@ const QUICK_ENV = {
   BENCH_MESSAGES_PER_SENDER: '3',
   BENCH_SOCKETS: '2000',
   BENCH_SOCKETS_SECONDS: '10',
+  BENCH_METRICS_TRACES: '100000',
 };
 const GENERATED_START = '<!-- bench:generated:start (npm run bench replaces this section) -->';
 const GENERATED_END = '<!-- bench:generated:end -->';

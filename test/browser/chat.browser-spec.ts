@@ -177,10 +177,42 @@ describe('consumer app: chat as people use it', () => {
     expect(await member.getByRole('log', { name: 'Messages with Ada' }).getByText('Notes on the engine are ready.').count()).toBe(0);
   });
 
-  // The API answers a member's POST /v1/messages to the group with 404 "No contact or group" today (only the owner may
-  // write; the contract did not cover member sends). The page is ready: a member's message is labelled with the member
-  // on the owner's page and never enters a one-to-one thread; until then it shows "Not sent: you cannot write to this group".
-  it.todo('lets a member write to the group: the owner sees it live, labelled with the member');
+  it('shows a member the group read-only, with a way to answer its owner one-to-one', async () => {
+    const group = await request(url)
+      .post('/v1/groups')
+      .set(adaUser.auth)
+      .send({ name: 'Difference Engine', member_ids: [adaToGrace] })
+      .expect(201);
+    const groupId = (group.body as { id: string }).id;
+    await request(url)
+      .post('/v1/messages')
+      .set(adaUser.auth)
+      .send({ recipient_id: groupId, content: 'Tables by the method of differences.' })
+      .expect(201);
+    // The service's rule (docs/decisions.md): only the owner writes to a group; a member's send is refused as any foreign id.
+    await request(url).post('/v1/messages').set(graceUser.auth).send({ recipient_id: groupId, content: 'May I?' }).expect(404);
+
+    const member = await open(graceUser, `/app/groups/${groupId}`);
+    await member.getByRole('heading', { level: 1, name: 'Difference Engine' }).waitFor();
+    await member.getByRole('log', { name: 'Messages in Difference Engine' }).getByText('Tables by the method of differences.').waitFor();
+    await member.getByText('Only Ada writes to this group.').waitFor();
+    // No composer that could only fail.
+    expect(await member.getByLabel('Message to the group Difference Engine').count()).toBe(0);
+    expect(await member.getByRole('button', { name: 'Send' }).count()).toBe(0);
+    expect(await seriousAxeViolations(member)).toEqual([]);
+
+    // The way to answer is the one-to-one thread with the owner, reached by keyboard.
+    const answer = member.getByRole('link', { name: 'Write to Ada' });
+    await answer.focus();
+    await member.keyboard.press('Enter');
+    await member.getByRole('log', { name: 'Messages with Ada' }).waitFor();
+    expect(new URL(member.url()).pathname).toBe(`/app/contacts/${graceToAda}`);
+    await member.getByRole('textbox').first().waitFor();
+
+    // The owner's page of the same group keeps its composer.
+    const owner = await open(adaUser, `/app/groups/${groupId}`);
+    await owner.getByLabel('Message to the group Difference Engine').waitFor();
+  });
 
   it('keeps the saved traits when a soul edit changes only the values, and sends only what changed', async () => {
     await request(url)

@@ -204,7 +204,7 @@ describe('developer console: onboarding to a published package', () => {
   it('sets the webhook profile, sends a test event, shows the delivery with its attempt, and replays it', async () => {
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await heading('Webhooks of Acme Calendar').waitFor();
-    expect(await page.getByLabel('Endpoint URL').inputValue()).toBe(receiver.url);
+    expect(await page.getByLabel('Endpoint URL', { exact: true }).inputValue()).toBe(receiver.url);
     await page.getByLabel('Timeout (seconds)').fill('10');
     await page.getByRole('button', { name: 'Save webhook profile' }).click();
     await page.getByText('Webhook profile saved.').waitFor();

@@ -83,7 +83,7 @@ describe('webhooks upkeep: rotation reminders and disabling a failing endpoint',
       await waitFor(
         async () => {
           const rows: Array<{ failing_since: Date | null }> = await dataSource.query(
-            `SELECT failing_since FROM webhook_profiles WHERE app_id = $1`,
+            `SELECT failing_since FROM webhook_endpoints WHERE app_id = $1 AND is_primary`,
             [appId],
           );
           return rows[0].failing_since ?? undefined;
@@ -139,7 +139,7 @@ describe('webhooks upkeep: rotation reminders and disabling a failing endpoint',
     await waitFor(
       async () => {
         const rows: Array<{ failing_since: Date | null }> = await dataSource.query(
-          `SELECT failing_since FROM webhook_profiles WHERE app_id = $1`,
+          `SELECT failing_since FROM webhook_endpoints WHERE app_id = $1 AND is_primary`,
           [appId],
         );
         return receiver.received.length >= 2 && rows[0].failing_since === null ? true : undefined;

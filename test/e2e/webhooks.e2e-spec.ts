@@ -98,7 +98,7 @@ describe('webhooks: signed at-least-once delivery, log, replay, rotation, inboun
       const updated = await request(url).put(hook()).set(auth).send({ timeout_seconds: 5 }).expect(200);
       expect(updated.body.secret).toBeUndefined();
       const stored: Array<{ secret_encrypted: string }> = await dataSource.query(
-        `SELECT secret_encrypted FROM webhook_profiles WHERE app_id = $1`,
+        `SELECT secret_encrypted FROM webhook_endpoints WHERE app_id = $1 AND is_primary`,
         [appId],
       );
       expect(stored[0].secret_encrypted).not.toContain(secret.slice(6, 20));

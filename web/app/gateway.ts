@@ -37,7 +37,7 @@ export class GatewayClient {
   readonly presence = new Map<string, string>();
   state: ConnectionState = 'stopped';
 
-  /** Called when the server refuses the token (4401): the page signs out. */
+  /** Called when the server refuses the token (4401) or the account is gone (4403): the page signs out. */
   onUnauthorized: (() => void) | null = null;
 
   start(token: string): void {
@@ -175,12 +175,12 @@ export class GatewayClient {
         waiter.reject(new Error('Connection closed'));
         this.pending.delete(id);
       }
-      if (event.code === 4401) {
+      if (event.code === 4401 || event.code === 4403) {
         this.setState('stopped');
         this.onUnauthorized?.();
         return;
       }
-      if (event.code === 4403 || !this.token) {
+      if (!this.token) {
         this.setState('stopped');
         return;
       }

@@ -6,6 +6,7 @@ import { matchRoute, Route, setBase, useLocation } from '../shared/router';
 import { useSession } from '../shared/session';
 import { Button, Layout, Notice } from '../shared/ui';
 import { gateway, useConnectionState } from './gateway';
+import { AccountPage } from './pages/account';
 import { AgentPage } from './pages/agent';
 import { ContactsPage } from './pages/contacts';
 import { ConversationPage, GroupConversationPage } from './pages/conversation';
@@ -31,6 +32,7 @@ const ROUTES: Route[] = [
   { path: '/marketplace/:slug', render: (p) => <PackagePage slug={p.slug} /> },
   { path: '/soul', render: () => <SoulPage /> },
   { path: '/agent', render: () => <AgentPage /> },
+  { path: '/account', render: () => <AccountPage /> },
 ];
 
 const NAV = [
@@ -41,6 +43,7 @@ const NAV = [
   { href: '/marketplace', label: 'Marketplace' },
   { href: '/soul', label: 'Soul' },
   { href: '/agent', label: 'Agent' },
+  { href: '/account', label: 'Account' },
 ];
 
 gateway.onUnauthorized = () => session.set(null);

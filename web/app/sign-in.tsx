@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, formValues, ok, publicApi, type Schemas } from '../shared/api';
 import { Button, Field, Notice, PageTitle } from '../shared/ui';
+import { takeFarewell } from './pages/account';
 import { PRODUCT } from './product';
 import { session } from './session';
 
@@ -70,7 +71,8 @@ export function SignIn() {
   const [config, setConfig] = useState<SignInConfig | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  // After an account deletion the page signs out and says what happened here.
+  const [notice, setNotice] = useState<string | null>(takeFarewell);
   const [emailLinkPending, setEmailLinkPending] = useState(false);
 
   const attempt = async (work: () => Promise<void>) => {

@@ -12,7 +12,10 @@ import { CheckEmail, LogIn, SignUp, VerifyEmail } from './pages/auth';
 import { OverviewPage } from './pages/overview';
 import { ForgotPassword, ResetPassword } from './pages/password-reset';
 import { NewPackagePage, NewVersionPage, PackageDetailPage, PackagesPage, VersionPage } from './pages/packages';
-import { DeliveryPage, WebhookPage } from './pages/webhooks';
+import { DeliveryPage, EndpointPage, WebhookPage } from './pages/webhooks';
+import { EventsPage } from './pages/events';
+import { ExecutionPage, ExecutionsPage } from './pages/executions';
+import { MetricsPage } from './pages/metrics';
 import { PRODUCT } from './product';
 import { session } from './session';
 import { DocsLink } from './components';
@@ -35,7 +38,14 @@ const ROUTES: Route[] = [
   { path: '/apps/new', render: () => <NewAppPage /> },
   { path: '/apps/:appId', render: (p) => <AppDetailPage key={p.appId} appId={p.appId} /> },
   { path: '/apps/:appId/webhook', render: (p) => <WebhookPage key={p.appId} appId={p.appId} /> },
+  {
+    path: '/apps/:appId/webhook/endpoints/:endpointId',
+    render: (p) => <EndpointPage key={p.endpointId} appId={p.appId} endpointId={p.endpointId} />,
+  },
   { path: '/apps/:appId/deliveries/:deliveryId', render: (p) => <DeliveryPage appId={p.appId} deliveryId={p.deliveryId} /> },
+  { path: '/events', render: () => <EventsPage /> },
+  { path: '/executions', render: () => <ExecutionsPage /> },
+  { path: '/executions/:requestId', render: (p) => <ExecutionPage key={p.requestId} requestId={p.requestId} /> },
   { path: '/packages', render: () => <PackagesPage /> },
   { path: '/packages/new', render: () => <NewPackagePage /> },
   { path: '/packages/:packageId', render: (p) => <PackageDetailPage packageId={p.packageId} /> },
@@ -44,12 +54,16 @@ const ROUTES: Route[] = [
     path: '/packages/:packageId/versions/:versionId',
     render: (p) => <VersionPage key={p.versionId} packageId={p.packageId} versionId={p.versionId} />,
   },
+  { path: '/metrics', render: () => <MetricsPage /> },
 ];
 
 const NAV = [
   { href: '/', label: 'Overview' },
   { href: '/apps', label: 'Apps' },
   { href: '/packages', label: 'Packages' },
+  { href: '/executions', label: 'Executions' },
+  { href: '/metrics', label: 'Metrics' },
+  { href: '/events', label: 'Events' },
   { href: '/account', label: 'Account' },
 ];
 

@@ -1,6 +1,6 @@
 /**
  * The provider platform's answers as the console uses them: names for the generated schema types
- * (web/shared/api-schema.d.ts, from the OpenAPI document), and the few lists the console shows as choices.
+ * (packages/api-client/src/api-schema.d.ts, from the OpenAPI document), and the few lists the console shows as choices.
  */
 import type { Schemas } from '../shared/api';
 
@@ -12,7 +12,7 @@ export type App = Schemas['AppDto'];
 // The platform's scope list itself, so the console's choices cannot drift from what the API accepts.
 export { PLATFORM_SCOPES } from '../../src/modules/providers/scopes';
 
-export { RISK_TIERS } from '../../src/modules/descriptors/capability-descriptor';
+export { RISK_TIERS } from '../../packages/rules/src/descriptors/capability-descriptor';
 
 export type Version = Schemas['VersionDto'];
 

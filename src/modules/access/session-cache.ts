@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { NotifiedCache } from '../../infra/database/notified-cache';
+import { CacheFence } from '../../infra/realtime/cache-fence';
 import { AuthenticatedUser } from './authenticated-user';
 import { Sessions } from './sessions.service';
 
@@ -22,7 +23,8 @@ export type UserAuthWatcher = (userId: string | null) => void;
  * by the user). Entries are dropped at once by the code that changes what
  * they hold (logout, login, tier change, soul deletion) after its transaction
  * commits, in every process when the `user_auth_changed` notification arrives,
- * and all of them when the listening connection is lost.
+ * and all of them when the listening connection is lost. A revocation waits
+ * for the other processes before it answers (`forgetUserEverywhere`).
  */
 @Injectable()
 export class SessionCache implements OnApplicationShutdown {
@@ -33,6 +35,7 @@ export class SessionCache implements OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly sessions: Sessions,
+    fence: CacheFence,
   ) {
     this.checked = new NotifiedCache({
       databaseUrl: config.databaseUrl,
@@ -41,6 +44,7 @@ export class SessionCache implements OnApplicationShutdown {
       max: CHECKS_KEPT,
       logger: this.logger,
       onChange: (userId) => this.tell(userId),
+      fence,
     });
   }
 
@@ -76,6 +80,17 @@ export class SessionCache implements OnApplicationShutdown {
   /** Drops what this process remembers about a user; call after committing a change to their sessions, tier, profile or soul. */
   forgetUser(userId: string): void {
     this.checked.forgetOwner(userId);
+  }
+
+  /**
+   * As `forgetUser`, and resolves once every instance has dropped the user
+   * too (and closed or re-checked their sockets): for a revocation, awaited
+   * before the answer, so that the revoked session is refused everywhere from
+   * the moment the client hears it was revoked (see `CacheFence`).
+   */
+  async forgetUserEverywhere(userId: string): Promise<void> {
+    this.checked.forgetOwner(userId);
+    await this.checked.fence();
   }
 
   async onApplicationShutdown(): Promise<void> {

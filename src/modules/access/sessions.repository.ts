@@ -4,6 +4,31 @@ import { DataSource } from 'typeorm';
 import { SqlRepository, Tx } from '../../infra/database/sql-repository';
 import type { UserTier } from './authenticated-user';
 import { SessionEntity } from './entities/session.entity';
+import type { SessionClient } from './session-client';
+
+/** How stale `last_used_at` may be: the session check writes it at most this often per session. */
+export const LAST_USED_PRECISION_SECONDS = 60;
+
+/** A live session as the user's session list shows it; `at` is `created_at` to the microsecond, for the cursor. */
+export interface ListedSession {
+  id: string;
+  createdAt: Date;
+  lastUsedAt: Date;
+  expiresAt: Date;
+  userAgent: string | null;
+  ipAddress: string | null;
+  at: string;
+}
+
+interface ListedSessionRow {
+  id: string;
+  created_at: Date;
+  last_used_at: Date;
+  expires_at: Date;
+  user_agent: string | null;
+  ip_address: string | null;
+  at: string;
+}
 
 /** A live session with its user's tier and the profile fields `/v1/me` shows. */
 export interface LiveSession {
@@ -31,21 +56,30 @@ export class SessionsRepository extends SqlRepository {
     super(dataSource);
   }
 
-  async insert(tx: Tx, session: { id: string; userId: string; expiresAt: Date }): Promise<SessionEntity> {
+  async insert(tx: Tx, session: { id: string; userId: string; expiresAt: Date; client: SessionClient }): Promise<SessionEntity> {
     const repository = this.db(tx).getRepository(SessionEntity);
-    return repository.save(repository.create({ ...session, revokedAt: null }));
+    const { client, ...fields } = session;
+    return repository.save(repository.create({ ...fields, ...client, revokedAt: null }));
   }
 
   /**
    * The session when it is live (not revoked, not expired) and its user
    * exists: one round trip for the session, its user and the user's soul.
+   * The same statement moves the session's `last_used_at` to now when it is
+   * over `LAST_USED_PRECISION_SECONDS` old: the check runs only when the
+   * session cache (re)checks the session, so this costs no round trip and
+   * writes a session's row at most once a minute.
    */
   async findLive(userId: string, sessionId: string): Promise<LiveSession | null> {
     const rows = await this.rows<LiveSessionRow>(
-      `SELECT u.tier, u.name, u.email, u.created_at, so.id AS soul_id, s.expires_at
+      `WITH touched AS (
+         UPDATE sessions SET last_used_at = now()
+          WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > now()
+            AND last_used_at < now() - make_interval(secs => $3))
+       SELECT u.tier, u.name, u.email, u.created_at, so.id AS soul_id, s.expires_at
          FROM sessions s JOIN users u ON u.id = s.user_id LEFT JOIN souls so ON so.user_id = u.id
         WHERE s.id = $1 AND s.user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()`,
-      [sessionId, userId],
+      [sessionId, userId, LAST_USED_PRECISION_SECONDS],
     );
     if (rows.length !== 1) return null;
     const [row] = rows;
@@ -54,6 +88,48 @@ export class SessionsRepository extends SqlRepository {
 
   async revoke(sessionId: string): Promise<void> {
     await this.changed(`UPDATE sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [sessionId]);
+  }
+
+  /** A page of the user's live sessions, newest first, after the keyset position `after` (none: from the start). */
+  async listLive(userId: string, after: { at: string; id: string } | null, limit: number): Promise<ListedSession[]> {
+    const rows = await this.rows<ListedSessionRow>(
+      `SELECT id, created_at, last_used_at, expires_at, user_agent, ip_address, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at
+         FROM sessions
+        WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now()
+          AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::text))
+        ORDER BY created_at DESC, id DESC
+        LIMIT $4`,
+      [userId, after?.at ?? null, after?.id ?? null, limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      createdAt: row.created_at,
+      lastUsedAt: row.last_used_at,
+      expiresAt: row.expires_at,
+      userAgent: row.user_agent,
+      ipAddress: row.ip_address,
+      at: row.at,
+    }));
+  }
+
+  /** Revokes one live session of the user; false when the user has no such live session. */
+  async revokeOwned(userId: string, sessionId: string): Promise<boolean> {
+    const { count } = await this.changed(
+      `UPDATE sessions SET revoked_at = now() WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > now()`,
+      [sessionId, userId],
+    );
+    return count === 1;
+  }
+
+  /** Revokes every live session of the user, but `exceptId` when given, in `tx` when given; answers how many. */
+  async revokeAllOf(tx: Tx | undefined, userId: string, exceptId: string | null): Promise<number> {
+    const { count } = await this.changed(
+      `UPDATE sessions SET revoked_at = now()
+        WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now() AND ($2::text IS NULL OR id <> $2::text)`,
+      [userId, exceptId],
+      tx,
+    );
+    return count;
   }
 
   /** Deletes sessions that ended more than a day ago; answers how many. */

@@ -3,15 +3,21 @@ import { newId } from '../../common/ids';
 import type { Tx } from '../../infra/database/sql-repository';
 import { AuthenticatedUser } from './authenticated-user';
 import { SessionEntity } from './entities/session.entity';
-import { SessionsRepository } from './sessions.repository';
+import type { SessionClient } from './session-client';
+import { ListedSession, SessionsRepository } from './sessions.repository';
 
-/** Sessions behind access tokens: created at login, checked on every request, revoked at logout. */
+/**
+ * Sessions behind access tokens: created at login, checked on every request,
+ * listed and revoked by their user (one, all, or at logout). Callers that
+ * revoke drop the user from the session cache after their commit; the
+ * `user_auth_changed` trigger tells the other instances.
+ */
 @Injectable()
 export class Sessions {
   constructor(private readonly sessions: SessionsRepository) {}
 
-  async open(tx: Tx, userId: string, expiresAt: Date): Promise<SessionEntity> {
-    return this.sessions.insert(tx, { id: newId('ses'), userId, expiresAt });
+  async open(tx: Tx, userId: string, expiresAt: Date, client: SessionClient): Promise<SessionEntity> {
+    return this.sessions.insert(tx, { id: newId('ses'), userId, expiresAt, client });
   }
 
   /** The user behind a live session, or null when the session is revoked, expired or its user is gone. */
@@ -39,6 +45,20 @@ export class Sessions {
 
   async revoke(sessionId: string): Promise<void> {
     await this.sessions.revoke(sessionId);
+  }
+
+  listLive(userId: string, after: { at: string; id: string } | null, limit: number): Promise<ListedSession[]> {
+    return this.sessions.listLive(userId, after, limit);
+  }
+
+  /** Whether the user had this live session (now revoked). */
+  revokeOwned(userId: string, sessionId: string): Promise<boolean> {
+    return this.sessions.revokeOwned(userId, sessionId);
+  }
+
+  /** Revokes every live session of the user but `exceptId`, in the caller's transaction when given; answers how many. */
+  revokeAllOf(tx: Tx | undefined, userId: string, exceptId: string | null): Promise<number> {
+    return this.sessions.revokeAllOf(tx, userId, exceptId);
   }
 
   /** Drops sessions that ended more than a day ago (called by the retention job). */

@@ -3,7 +3,7 @@ import { AuthGuard } from '@nestjs/passport';
 import { ApiBearerAuth } from '@nestjs/swagger';
 import { ApiError } from '../../common/errors/api-error';
 import { UserRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
-import { AccessTokens } from './access-tokens';
+import { AccessTokenClaims, AccessTokens } from './access-tokens';
 import { AuthenticatedUser } from './authenticated-user';
 import { SessionCache } from './session-cache';
 import { USER_JWT } from './user-jwt.strategy';
@@ -17,10 +17,12 @@ export function bearerToken(header: string | undefined): string | undefined {
 /**
  * Authenticates user API requests: a valid service access token whose session
  * is live and whose user still exists. A token this process verified before is
- * recalled (until its `exp`) and only its session is checked; any other goes
- * through passport-jwt (UserJwtStrategy). Failures become `401 UNAUTHORIZED`
- * with a reason; a failing session lookup (database down) stays an outage (503),
- * never a bad token. Sets `request.user`.
+ * recalled (until its `exp`); any other goes through passport-jwt
+ * (UserJwtStrategy), which answers its claims, and is remembered. The session
+ * is then checked with this application's session cache, whichever
+ * application's strategy instance passport used. Failures become
+ * `401 UNAUTHORIZED` with a reason; a failing session lookup (database down)
+ * stays an outage (503), never a bad token. Sets `request.user`.
  */
 @Injectable()
 export class UserAuthGuard extends AuthGuard(USER_JWT) {
@@ -35,15 +37,18 @@ export class UserAuthGuard extends AuthGuard(USER_JWT) {
     const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined>; user?: AuthenticatedUser }>();
     const token = bearerToken(request.headers.authorization);
     if (!token) throw new ApiError('UNAUTHORIZED', 'Missing bearer token in the Authorization header', { 'WWW-Authenticate': 'Bearer' });
-    const known = this.tokens.recall(token);
-    if (!known) return (await super.canActivate(context)) as boolean;
-    const user = await this.sessions.resolve(known.sub, known.sid);
+    let claims = this.tokens.recall(token);
+    if (!claims) {
+      await super.canActivate(context); // passport-jwt: the signature, issuer, audience and expiry; `request.user` = the claims
+      claims = this.tokens.remember(token, request.user as unknown as AccessTokenClaims);
+    }
+    const user = await this.sessions.resolve(claims.sub, claims.sid);
     if (!user) throw new ApiError('UNAUTHORIZED', 'The session of this token has ended; log in again');
     request.user = user;
     return true;
   }
 
-  override handleRequest<T = AuthenticatedUser>(error: unknown, user: T | false, info: unknown): T {
+  override handleRequest<T = AccessTokenClaims>(error: unknown, user: T | false, info: unknown): T {
     // Whatever the strategy threw passes unchanged: an ApiError, or a database failure that must surface as an outage.
     // No `instanceof Error`: errors made by Node's own modules fail it across realms (Jest's vm context).
     // eslint-disable-next-line @typescript-eslint/only-throw-error -- whatever the strategy threw, unchanged

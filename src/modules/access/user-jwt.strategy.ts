@@ -3,9 +3,7 @@ import { PassportStrategy } from '@nestjs/passport';
 import { decodeProtectedHeader } from 'jose';
 import { ExtractJwt, Strategy } from 'passport-jwt';
 import { ApiError } from '../../common/errors/api-error';
-import { ACCESS_TOKEN_AUDIENCE, AccessTokens } from './access-tokens';
-import { AuthenticatedUser } from './authenticated-user';
-import { SessionCache } from './session-cache';
+import { ACCESS_TOKEN_AUDIENCE, AccessTokenClaims, AccessTokens } from './access-tokens';
 import { SigningKeys, TOKEN_ALGORITHM } from './signing-keys.service';
 
 export const USER_JWT = 'user-jwt';
@@ -14,24 +12,22 @@ const bearer = ExtractJwt.fromAuthHeaderAsBearerToken();
 /**
  * passport-jwt over the service's own key set, for tokens this process has
  * not verified yet: the key of the token's `kid` is handed over as a cached
- * KeyObject (never a PEM parsed per request). A verified token is remembered
- * until its `exp` (AccessTokens), so later requests with it skip this step;
- * the session and user behind it are checked on every request.
+ * KeyObject (never a PEM parsed per request). It answers the token's claims
+ * only; the guard (UserAuthGuard) remembers them until `exp` and checks the
+ * session and user behind them on every request, with its own application's
+ * session cache. Passport keeps one strategy per name for the whole process,
+ * so this instance may serve another application in the same process (two
+ * api instances in one test process); nothing here is the application's own.
  */
 @Injectable()
 export class UserJwtStrategy extends PassportStrategy(Strategy, USER_JWT) {
-  constructor(
-    keys: SigningKeys,
-    private readonly tokens: AccessTokens,
-    private readonly sessions: SessionCache,
-  ) {
+  constructor(keys: SigningKeys, tokens: AccessTokens) {
     super({
       jwtFromRequest: bearer,
       algorithms: [TOKEN_ALGORITHM],
       issuer: tokens.issuer,
       audience: ACCESS_TOKEN_AUDIENCE,
       ignoreExpiration: false,
-      passReqToCallback: true,
       secretOrKeyProvider: (_request: unknown, rawJwt: string, done: (error: Error | null, key?: string | Buffer) => void) => {
         let kid: string | undefined;
         try {
@@ -47,16 +43,9 @@ export class UserJwtStrategy extends PassportStrategy(Strategy, USER_JWT) {
     });
   }
 
-  async validate(
-    request: Parameters<typeof bearer>[0],
-    payload: { sub?: unknown; sid?: unknown; exp?: unknown },
-  ): Promise<AuthenticatedUser> {
+  validate(payload: { sub?: unknown; sid?: unknown; exp?: unknown }): AccessTokenClaims {
     if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number')
       throw new ApiError('UNAUTHORIZED', 'Bearer token lacks its claims');
-    const token = bearer(request);
-    if (token) this.tokens.remember(token, { sub: payload.sub, sid: payload.sid, exp: payload.exp });
-    const user = await this.sessions.resolve(payload.sub, payload.sid);
-    if (!user) throw new ApiError('UNAUTHORIZED', 'The session of this token has ended; log in again');
-    return user;
+    return { sub: payload.sub, sid: payload.sid, exp: payload.exp };
   }
 }

@@ -1,7 +1,8 @@
-import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Ip, Post, UseGuards } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AddressRateLimitGuard } from '../../common/rate-limit/user-rate-limit.guard';
 import { AuthenticatedUser, CurrentUser } from '../access/authenticated-user';
+import { sessionClient } from '../access/session-client';
 import { SigningKeys } from '../access/signing-keys.service';
 import { UserApi } from '../access/user-auth.guard';
 import { UserApiErrors } from '../../common/openapi/error-responses';
@@ -25,8 +26,9 @@ export class AuthController {
   @ApiOperation({ summary: 'Exchange an identity provider ID token for a service access token (1 hour)' })
   @ApiOkResponse({ type: LoginResultDto })
   @UserApiErrors(401)
-  login(@Body() body: LoginDto): Promise<LoginResultDto> {
-    return this.auth.login(body.firebase_token);
+  login(@Body() body: LoginDto, @Headers('user-agent') userAgent: string | undefined, @Ip() ip: string): Promise<LoginResultDto> {
+    // The session list (`GET /v1/sessions`) shows which client signed in.
+    return this.auth.login(body.firebase_token, sessionClient(userAgent, ip));
   }
 
   @Post('v1/auth/logout')

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessModule } from '../access/access.module';
+import { SessionControl } from '../access/session-control.service';
+import { SessionsController } from '../access/sessions.controller';
 import { MessagesModule } from '../messages/messages.module';
 import { SoulModule } from '../soul/soul.module';
 import { AuthController } from './auth.controller';
@@ -23,8 +25,8 @@ import { UsersService } from './users.service';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([UserEntity]), AccessModule, SoulModule, MessagesModule],
-  controllers: [AuthController, OperatorUsersController, DevIdentityController, SignInConfigController],
-  providers: [UsersRepository, UsersService, AuthService, IdentityTokenVerifier, DevIdentityKeys, DevAccounts],
+  controllers: [AuthController, OperatorUsersController, DevIdentityController, SignInConfigController, SessionsController],
+  providers: [UsersRepository, UsersService, AuthService, IdentityTokenVerifier, DevIdentityKeys, DevAccounts, SessionControl],
   exports: [UsersService, UsersRepository],
 })
 export class AuthModule {}

@@ -5,6 +5,7 @@ import { newId } from '../../common/ids';
 import { SoulService } from '../soul/soul.service';
 import { ACCESS_TOKEN_TTL_SECONDS, AccessTokens } from '../access/access-tokens';
 import { SessionCache } from '../access/session-cache';
+import type { SessionClient } from '../access/session-client';
 import { Sessions } from '../access/sessions.service';
 import { LoginResultDto } from './dto/auth.dto';
 import { IdentityTokenVerifier } from './identity-token.verifier';
@@ -40,7 +41,7 @@ export class AuthService {
     private readonly userRows: UsersRepository,
   ) {}
 
-  async login(firebaseToken: string): Promise<LoginResultDto> {
+  async login(firebaseToken: string, client: SessionClient): Promise<LoginResultDto> {
     const identity = await this.verifier.verify(firebaseToken);
     const expiresAt = new Date(Date.now() + ACCESS_TOKEN_TTL_SECONDS * 1000);
 
@@ -58,7 +59,7 @@ export class AuthService {
         });
         if (row.created) await this.souls.createInitial(manager, row.id);
         await this.users.restateVerifiedEmail(manager, row.id, verifiedEmail);
-        const session = await this.sessions.open(manager, row.id, expiresAt);
+        const session = await this.sessions.open(manager, row.id, expiresAt, client);
         return { user: row, sessionId: session.id };
       }),
     );
@@ -74,6 +75,6 @@ export class AuthService {
 
   async logout(user: { id: string; sessionId: string }): Promise<void> {
     await this.sessions.revoke(user.sessionId);
-    this.checkedSessions.forgetUser(user.id);
+    await this.checkedSessions.forgetUserEverywhere(user.id);
   }
 }

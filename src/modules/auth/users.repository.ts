@@ -89,6 +89,29 @@ export class UsersRepository extends SqlRepository {
     await this.execute(`UPDATE users SET soul_deleted_at = NULL WHERE id = $1`, [userId], tx);
   }
 
+  /**
+   * Lets go of everything that identifies the user while their account is
+   * being erased: the identity provider subject (a sign-in with it creates a
+   * new user), name, email and verified address (contacts stop reaching them).
+   * The row itself goes when the erasure completes (`deleteUser`).
+   */
+  async releaseIdentity(tx: Tx, userId: string): Promise<void> {
+    await this.execute(
+      `UPDATE users SET idp_subject = '${UsersRepository.RELEASED_SUBJECT_PREFIX}' || id, name = '', email = NULL, verified_email = NULL, updated_at = now() WHERE id = $1`,
+      [userId],
+      tx,
+    );
+  }
+
+  /** Prefix of `idp_subject` once the account's deletion was requested (`releaseIdentity`). */
+  static readonly RELEASED_SUBJECT_PREFIX = 'deleted:';
+
+  /** Deletes the user row; every table keyed to it by a cascading foreign key goes with it. Whether it existed. */
+  async deleteUser(tx: Tx, userId: string): Promise<boolean> {
+    const { count } = await this.changed(`DELETE FROM users WHERE id = $1`, [userId], tx);
+    return count === 1;
+  }
+
   /** The test users of the development identity provider: users who signed in through it (their subject starts with `dev-`). */
   async listDevAccounts(limit: number): Promise<DevAccount[]> {
     const rows = await this.dataSource

@@ -30,6 +30,17 @@ export class UsersService {
   }
 
   /**
+   * Whether the account still stands: false once its row is gone and also
+   * from the moment its deletion was requested (`DELETE /v1/me` lets go of the
+   * identity at once; the worker deletes the row later), so callers answer a
+   * deleted account the same way whichever side of the erasure they look from.
+   */
+  async stillExists(userId: string): Promise<boolean> {
+    const user = await this.users.findById(userId);
+    return user !== null && !user.idpSubject.startsWith(UsersRepository.RELEASED_SUBJECT_PREFIX);
+  }
+
+  /**
    * Makes `address` the user's verified address, inside the login transaction.
    * `address` is the token's email when the token says `email_verified: true`,
    * else null. The latest verified proof wins: the address is taken from
@@ -67,10 +78,29 @@ export class UsersService {
     return this.users.clearSoulDeleted(tx, userId);
   }
 
+  /**
+   * For account deletion (privacy area), inside its transactions: the request
+   * locks the user row (null for an unknown user) and releases the user's
+   * identity at once (`UsersRepository.releaseIdentity`); the erasure job
+   * deletes the row. The callers drop the session cache's
+   * entries for the user after their commit.
+   */
+  lockForAccountDeletion(tx: Tx, userId: string): Promise<Date | null> {
+    return this.users.lockForUpdate(tx, userId);
+  }
+
+  releaseIdentity(tx: Tx, userId: string): Promise<void> {
+    return this.users.releaseIdentity(tx, userId);
+  }
+
+  deleteUser(tx: Tx, userId: string): Promise<boolean> {
+    return this.users.deleteUser(tx, userId);
+  }
+
   async setTier(userId: string, tier: UserTier): Promise<OperatorUserDto> {
     if (!isId(userId, 'usr')) throw new ProblemError('not_found', `No user ${userId}`);
     if (!(await this.users.setTier(userId, tier))) throw new ProblemError('not_found', `No user ${userId}`);
-    this.checkedSessions.forgetUser(userId);
+    await this.checkedSessions.forgetUserEverywhere(userId);
     const user = (await this.users.findById(userId))!;
     return { id: user.id, name: user.name, email: user.email, tier: user.tier };
   }

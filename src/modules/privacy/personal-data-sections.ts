@@ -55,8 +55,10 @@ export class PersonalDataSections implements OnModuleInit {
         throw new Error(`@PersonalDataSection() ${owner} uses the reserved name "${source.section}"`);
       if (typeof source.exportFor !== 'function')
         throw new Error(`@PersonalDataSection() ${owner} must implement exportFor(userId, manager)`);
-      if (source.eraseWithSoul !== undefined && typeof source.eraseWithSoul !== 'function') {
-        throw new Error(`@PersonalDataSection() ${owner}.eraseWithSoul must be a method`);
+      for (const hook of ['eraseWithSoul', 'eraseWithAccount'] as const) {
+        if (source[hook] !== undefined && typeof source[hook] !== 'function') {
+          throw new Error(`@PersonalDataSection() ${owner}.${hook} must be a method`);
+        }
       }
       const clash = byName.get(source.section);
       if (clash) throw new Error(`@PersonalDataSection() "${source.section}" is claimed by both ${clash.owner} and ${owner}`);

@@ -56,7 +56,7 @@ export class SoulEraser {
       });
     });
     // `/v1/me` shows soul_id from the session check: it must not show the deleted one.
-    this.checkedSessions.forgetUser(userId);
+    await this.checkedSessions.forgetUserEverywhere(userId);
     return { deleted: true, message: SOUL_DELETED_MESSAGE };
   }
 }

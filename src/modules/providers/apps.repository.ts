@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { INSTALL_TARGETS_CHANNEL } from '../../infra/database/change-channels';
 import { SqlRepository, Tx } from '../../infra/database/sql-repository';
 import type { AppTier } from '../../common/app-tiers';
 import type { PlatformStanding } from './auth/platform-access';
@@ -141,6 +142,8 @@ export class AppsRepository extends SqlRepository {
       appId,
       tier,
     ]);
+    // Every remembered target of this instance (rare: tier changes are operator actions); other instances forget per package.
+    this.forgetAfterTransaction(undefined, INSTALL_TARGETS_CHANNEL, null);
     return rows[0] ?? null;
   }
 

@@ -109,7 +109,7 @@ export class AppsService {
       return toDto(row, undefined, webhookSecret);
     });
     // New scopes hold for the app's tokens from the next call on.
-    if (input.scopes !== undefined) this.standings.forgetDeveloper(app.developer_id);
+    if (input.scopes !== undefined) await this.standings.forgetDeveloperEverywhere(app.developer_id);
     return updated;
   }
 
@@ -143,7 +143,7 @@ export class AppsService {
     const app = await this.owned(principal, appId);
     const clientSecret = newSecret('cs');
     const row = (await this.apps.rotateSecret(appId, hashToken(clientSecret), gracePeriodSeconds))!;
-    this.standings.forgetDeveloper(app.developer_id);
+    await this.standings.forgetDeveloperEverywhere(app.developer_id);
     return toDto(row, clientSecret);
   }
 

@@ -44,8 +44,8 @@ export class DeveloperSuspensions {
       });
       return toDto(row);
     });
-    // The app tokens this instance remembers are refused from the next call on (other instances: the trigger's notification).
-    this.standings.forgetDeveloper(developerId);
+    // The app tokens are refused on every instance by the time the operator hears of the suspension.
+    await this.standings.forgetDeveloperEverywhere(developerId);
     return suspended;
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { INSTALL_TARGETS_CHANNEL } from '../../infra/database/change-channels';
 import { SqlRepository, Tx } from '../../infra/database/sql-repository';
 
 /** A developer account as the account API shows it (see `toAccountDto`). */
@@ -163,6 +164,8 @@ export class DevelopersRepository extends SqlRepository {
       [developerId, reason],
       tx,
     );
+    // Every remembered target of this instance (rare: suspensions are operator actions); other instances forget per package.
+    this.forgetAfterTransaction(tx, INSTALL_TARGETS_CHANNEL, null);
     return rows[0] ?? null;
   }
 
@@ -174,6 +177,7 @@ export class DevelopersRepository extends SqlRepository {
       [developerId],
       tx,
     );
+    this.forgetAfterTransaction(tx, INSTALL_TARGETS_CHANNEL, null);
     return rows[0] ?? null;
   }
 }

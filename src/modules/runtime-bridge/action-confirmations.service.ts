@@ -9,7 +9,7 @@ import { ProblemError } from '../../common/errors/problem-error';
 import { isId, newId } from '../../common/ids';
 import { DomainEvents } from '../events/domain-events';
 import type { ExecutionTarget } from '../marketplace/installs.service';
-import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor } from '@soul-service/rules';
 import { ActionConfirmationsRepository, ConfirmationOutcome, ConfirmationRow } from './action-confirmations.repository';
 
 export type { ConfirmationRow } from './action-confirmations.repository';

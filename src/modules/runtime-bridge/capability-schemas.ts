@@ -2,8 +2,7 @@ import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { ProblemError } from '../../common/errors/problem-error';
-import { CapabilityDescriptor, JsonSchema } from '../descriptors/capability-descriptor';
-import { jsonPath } from '../descriptors/schema-checker';
+import { CapabilityDescriptor, jsonPath, JsonSchema } from '@soul-service/rules';
 import { isObject } from '../../common/json';
 
 /** One failed check of a value against a capability schema, named the way a caller reads it. */

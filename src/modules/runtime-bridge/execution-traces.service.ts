@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { DomainEvents } from '../events/domain-events';
 import type { ExecutionTarget } from '../marketplace/installs.service';
 import { ExecutionTracesRepository } from './execution-traces.repository';
-import { CapabilityMode } from '../descriptors/capability-descriptor';
+import { CapabilityMode } from '@soul-service/rules';
 
 export const CAPABILITY_EVENTS = { invoked: 'capability.invoked', failed: 'capability.failed' } as const;
 

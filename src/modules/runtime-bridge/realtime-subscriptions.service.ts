@@ -4,7 +4,7 @@ import type { AppConfig } from '../../config/app-config';
 import { REDIS } from '../../infra/redis/redis.module';
 import { hashTag, type RedisClient } from '../../infra/redis/redis-client';
 import type { ExecutionTarget } from '../marketplace/installs.service';
-import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor } from '@soul-service/rules';
 import { tierLimits } from '../../common/app-tiers';
 import { limitExceeded } from './bridge-limits';
 

@@ -9,7 +9,7 @@ import { REDIS } from '../../infra/redis/redis.module';
 import type { RedisClient } from '../../infra/redis/redis-client';
 import { GatewayBus } from '../../infra/realtime/gateway-bus';
 import { ExecutionTarget, InstallsService } from '../marketplace/installs.service';
-import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor } from '@soul-service/rules';
 import { runtimeTimeoutMs } from './bridge-limits';
 import { RealtimeSubscriptions, Subscription } from './realtime-subscriptions.service';
 import { RuntimeInvoker } from './runtime-invoker.service';

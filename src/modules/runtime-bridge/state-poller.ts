@@ -7,12 +7,11 @@ import { newId } from '../../common/ids';
 import { REDIS } from '../../infra/redis/redis.module';
 import type { RedisClient } from '../../infra/redis/redis-client';
 import { ExecutionTarget, InstallsService } from '../marketplace/installs.service';
-import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor, widgetParams } from '@soul-service/rules';
 import { CapabilityExecutor } from './capability-executor.service';
 import { ExecutionFailure } from './execution-failure';
 import { PhaseClock } from './execution-traces.service';
 import { StateCache } from './state-cache';
-import { widgetParams } from '../descriptors/widget-params';
 
 /** Consecutive failed state polls of one package that count as "sustained health check failures". */
 export const HEALTH_FAILURES_BEFORE_SUSPENSION = 20;

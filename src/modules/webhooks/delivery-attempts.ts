@@ -8,7 +8,7 @@ import { MailOutbox } from '../../infra/mail/mail-outbox';
 import { BackboneMetrics } from '../../infra/metrics/backbone-metrics';
 import { MAX_CHAIN_MS, MAX_RETRIES, retryDelayMs, verdictFor } from './delivery-policy';
 import { AttemptRecord, ClaimedDelivery, WebhookDeliveriesRepository } from './webhook-deliveries.repository';
-import { WebhookProfilesRepository } from './webhook-profiles.repository';
+import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { WebhookProfiles } from './webhook-profiles.service';
 import { sendWebhook, SendResult } from './webhook-sender';
 import { redactHeaders, signatureHeaders, SigningSecrets } from './webhook-signature';
@@ -22,12 +22,38 @@ export type { AttemptRecord, ClaimedDelivery } from './webhook-deliveries.reposi
 
 /** What a drain needs of its endpoint, read once per round. */
 export interface Endpoint {
+  id: string;
   appId: string;
+  /** The spec's profile: its mails name the profile's routes. */
+  primary: boolean;
   url: URL;
   timeoutMs: number;
   failingSince: Date | null;
   developerEmail: string;
   secrets: SigningSecrets;
+}
+
+/**
+ * The headers of one attempt: the service's own, and both signature schemes
+ * made with the endpoint's secrets over the exact body.
+ */
+export function attemptHeaders(
+  delivery: Pick<ClaimedDelivery, 'id' | 'event_id' | 'event_type' | 'body' | 'test'>,
+  attempt: number,
+  timestamp: number,
+  secrets: SigningSecrets,
+): Record<string, string> {
+  return {
+    'User-Agent': USER_AGENT,
+    'X-Service-Event-Id': delivery.event_id,
+    'X-Service-Event-Type': delivery.event_type,
+    'X-Service-Delivery-Id': delivery.id,
+    'X-Service-Delivery-Attempt': String(attempt),
+    'X-Service-Timestamp': String(timestamp),
+    // Test events (console) are test traffic, like conformance: docs/runtime-auth.md, "Test mode".
+    'X-Service-Livemode': String(!delivery.test),
+    ...signatureHeaders(secrets, delivery.event_id, timestamp, delivery.body),
+  };
 }
 
 /**
@@ -45,7 +71,7 @@ export class DeliveryAttempts {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly deliveries: WebhookDeliveriesRepository,
-    private readonly endpoints: WebhookProfilesRepository,
+    private readonly endpoints: WebhookEndpointsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly profiles: WebhookProfiles,
     private readonly mail: MailOutbox,
@@ -53,9 +79,14 @@ export class DeliveryAttempts {
     private readonly metrics: BackboneMetrics,
   ) {}
 
-  /** The app of a delivery (for `deliver` jobs queued before drains replaced them). */
-  async appOf(deliveryId: string): Promise<string | null> {
-    return this.deliveries.appOf(deliveryId);
+  /** The endpoint of a delivery (for `deliver` jobs queued before drains replaced them). */
+  async endpointOf(deliveryId: string): Promise<string | null> {
+    return this.deliveries.endpointOf(deliveryId);
+  }
+
+  /** The app's primary endpoint (for jobs queued before an app had several endpoints). */
+  async primaryEndpointOf(appId: string): Promise<string | null> {
+    return this.endpoints.primaryIdOf(appId);
   }
 
   /**
@@ -65,18 +96,20 @@ export class DeliveryAttempts {
    * does not resolve is a retryable `dns_error` and one that resolves inside
    * is `blocked_target`.
    */
-  async endpoint(appId: string): Promise<Endpoint | { unusable: string }> {
-    const row = await this.endpoints.endpoint(appId);
-    if (!row || !row.webhook_url) return { unusable: 'no_webhook_profile' };
+  async endpoint(endpointId: string): Promise<Endpoint | { unusable: string }> {
+    const row = await this.endpoints.drainTarget(endpointId);
+    if (!row || !row.target_url) return { unusable: 'no_webhook_profile' };
     if (row.disabled_at) return { unusable: 'endpoint_disabled' };
     let url: URL;
     try {
-      url = await this.http.assertCallable(row.webhook_url, 'webhook_url', { resolve: false });
+      url = await this.http.assertCallable(row.target_url, 'webhook_url', { resolve: false });
     } catch {
       return { unusable: 'blocked_target' };
     }
     return {
-      appId,
+      id: row.id,
+      appId: row.app_id,
+      primary: row.is_primary,
       url,
       timeoutMs: row.timeout_ms,
       failingSince: row.failing_since,
@@ -90,13 +123,13 @@ export class DeliveryAttempts {
    * takes their next attempt number and leases them for CLAIM_LEASE_MS.
    * Rows another drainer is claiming right now are skipped, not waited for.
    */
-  async claim(appId: string, limit: number): Promise<ClaimedDelivery[]> {
-    return this.deliveries.claimDue(appId, limit, CLAIM_LEASE_MS / 1000);
+  async claim(endpointId: string, limit: number): Promise<ClaimedDelivery[]> {
+    return this.deliveries.claimDue(endpointId, limit, CLAIM_LEASE_MS / 1000);
   }
 
   /** Ends every due delivery of an endpoint that cannot be sent to, without an attempt (nothing was sent). */
-  async failDue(appId: string, reason: string): Promise<number> {
-    return this.deliveries.failDue(appId, reason);
+  async failDue(endpointId: string, reason: string): Promise<number> {
+    return this.deliveries.failDue(endpointId, reason);
   }
 
   /** Signs and sends one claimed attempt; the outcome is returned for `record`, not written. */
@@ -104,17 +137,7 @@ export class DeliveryAttempts {
     const attempt = delivery.attempt_count;
     const startedAt = new Date();
     const timestamp = Math.floor(startedAt.getTime() / 1000);
-    const headers: Record<string, string> = {
-      'User-Agent': USER_AGENT,
-      'X-Service-Event-Id': delivery.event_id,
-      'X-Service-Event-Type': delivery.event_type,
-      'X-Service-Delivery-Id': delivery.id,
-      'X-Service-Delivery-Attempt': String(attempt),
-      'X-Service-Timestamp': String(timestamp),
-      // Test events (console) are test traffic, like conformance: docs/runtime-auth.md, "Test mode".
-      'X-Service-Livemode': String(!delivery.test),
-      ...signatureHeaders(endpoint.secrets, delivery.event_id, timestamp, delivery.body),
-    };
+    const headers = attemptHeaders(delivery, attempt, timestamp, endpoint.secrets);
     const result: SendResult = await sendWebhook(endpoint.url, headers, delivery.body, endpoint.timeoutMs, this.http);
     const verdict = result.errorClass === 'blocked_target' ? ({ outcome: 'failed' } as const) : verdictFor(result.status, result.headers);
     let outcome: AttemptRecord['outcome'] = verdict.outcome;
@@ -164,30 +187,33 @@ export class DeliveryAttempts {
     const ok = records.some((r) => r.outcome === 'delivered');
     if (ok) {
       if (endpoint.failingSince) {
-        await this.endpoints.clearFailing(endpoint.appId);
+        await this.endpoints.clearFailing(endpoint.id);
         endpoint.failingSince = null;
       }
       return;
     }
     if (records.length === 0) return;
     const gone = records.some((r) => r.gone);
-    const appId = endpoint.appId;
+    const { appId, id: endpointId } = endpoint;
     endpoint.failingSince ??= new Date();
     await this.dataSource.transaction(async (manager) => {
       const reason = gone ? 'endpoint answered 410 Gone' : `every delivery failed for ${this.config.webhooks.disableAfterSeconds} s`;
-      const disabled = await this.endpoints.recordFailure(manager, appId, gone, this.config.webhooks.disableAfterSeconds, reason);
+      const disabled = await this.endpoints.recordFailure(manager, endpointId, gone, this.config.webhooks.disableAfterSeconds, reason);
       if (!disabled) return;
-      this.logger.warn({ appId, reason }, 'webhook endpoint disabled');
+      this.logger.warn({ appId, endpointId, reason }, 'webhook endpoint disabled');
+      // The spec's profile keeps the routes its mails always named; another endpoint is named by its own.
+      const path = endpoint.primary ? `/v1/providers/apps/${appId}/webhook` : `/v1/providers/apps/${appId}/webhook/endpoints/${endpointId}`;
+      const enable = endpoint.primary ? `PUT ${path} {"enabled": true}` : `PATCH ${path} {"enabled": true}`;
       await this.mail.enqueue(manager, {
         to: endpoint.developerEmail,
         subject: 'Webhook endpoint disabled',
-        text: `Webhook deliveries for app ${appId} are paused: ${reason}.\nFix the endpoint, re-enable it with PUT /v1/providers/apps/${appId}/webhook {"enabled": true}, then re-send missed events with POST /v1/providers/apps/${appId}/webhook/recover.`,
+        text: `Webhook deliveries for app ${appId}${endpoint.primary ? '' : ` to endpoint ${endpointId}`} are paused: ${reason}.\nFix the endpoint, re-enable it with ${enable}, then re-send missed events with POST ${path}/recover.`,
       });
     });
   }
 
   /** When the endpoint's next pending delivery is due (a retry, or a claim whose drainer died); null when none is pending. */
-  async nextDue(appId: string): Promise<Date | null> {
-    return this.deliveries.nextDue(appId);
+  async nextDue(endpointId: string): Promise<Date | null> {
+    return this.deliveries.nextDue(endpointId);
   }
 }

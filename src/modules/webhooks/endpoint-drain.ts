@@ -42,40 +42,40 @@ export class EndpointDrain {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async drain(appId: string, holder: string): Promise<DrainResult> {
-    if (!(await this.lease.takeOrNote(appId, holder, LEASE_MS))) return { outcome: 'busy' };
-    const renewal = setInterval(() => void this.lease.renew(appId, holder, LEASE_MS).catch(() => undefined), RENEW_EVERY_MS);
+  async drain(endpointId: string, holder: string): Promise<DrainResult> {
+    if (!(await this.lease.takeOrNote(endpointId, holder, LEASE_MS))) return { outcome: 'busy' };
+    const renewal = setInterval(() => void this.lease.renew(endpointId, holder, LEASE_MS).catch(() => undefined), RENEW_EVERY_MS);
     renewal.unref();
     const deadline = Date.now() + DRAIN_MAX_MS;
     const totals = { sent: 0, ended: 0 };
     let continued = false;
     try {
       for (;;) {
-        await this.round(appId, deadline, totals);
+        await this.round(endpointId, deadline, totals);
         if (Date.now() >= deadline) {
-          await this.lease.release(appId, holder);
+          await this.lease.release(endpointId, holder);
           continued = true;
           break;
         }
-        if (!(await this.lease.releaseUnlessMore(appId, holder, LEASE_MS))) break;
+        if (!(await this.lease.releaseUnlessMore(endpointId, holder, LEASE_MS))) break;
       }
     } catch (error) {
       // The job fails and is run again; the lease is given up so that run (or another) can take it.
-      await this.lease.release(appId, holder).catch(() => undefined);
+      await this.lease.release(endpointId, holder).catch(() => undefined);
       throw error;
     } finally {
       clearInterval(renewal);
     }
-    const nextDue = await this.attempts.nextDue(appId);
-    if (nextDue) await this.wakeAt(appId, nextDue);
+    const nextDue = await this.attempts.nextDue(endpointId);
+    if (nextDue) await this.wakeAt(endpointId, nextDue);
     return { outcome: 'drained', ...totals, nextDueAt: nextDue?.toISOString() ?? null, continued };
   }
 
   /** Sends until nothing is due (or the deadline passes): claims ahead, keeps the endpoint's concurrency busy, records in batches. */
-  private async round(appId: string, deadline: number, totals: { sent: number; ended: number }): Promise<void> {
-    const endpoint = await this.attempts.endpoint(appId);
+  private async round(endpointId: string, deadline: number, totals: { sent: number; ended: number }): Promise<void> {
+    const endpoint = await this.attempts.endpoint(endpointId);
     if ('unusable' in endpoint) {
-      totals.ended += await this.attempts.failDue(appId, endpoint.unusable);
+      totals.ended += await this.attempts.failDue(endpointId, endpoint.unusable);
       return;
     }
     const concurrency = this.config.webhooks.endpointConcurrency;
@@ -85,7 +85,7 @@ export class EndpointDrain {
     let claiming: Promise<void> | null = null;
     const claimMore = (): Promise<void> =>
       (claiming ??= this.attempts
-        .claim(appId, claimSize)
+        .claim(endpointId, claimSize)
         .then((rows) => {
           ready.push(...rows);
           if (rows.length < claimSize || Date.now() >= deadline) exhausted = true;
@@ -133,10 +133,10 @@ export class EndpointDrain {
    * Recorded before this drain's job completes: if it fails, the job fails and
    * runs again, so a pending delivery is never without a drain to send it.
    */
-  private async wakeAt(appId: string, at: Date): Promise<void> {
+  private async wakeAt(endpointId: string, at: Date): Promise<void> {
     const delay = Math.max(0, at.getTime() - Date.now());
     await this.dataSource.transaction((manager) =>
-      this.jobs.record(manager, { ...DRAIN_JOB, data: { appId }, opts: { ...DRAIN_JOB.opts, delay } }),
+      this.jobs.record(manager, { ...DRAIN_JOB, data: { endpointId }, opts: { ...DRAIN_JOB.opts, delay } }),
     );
   }
 

@@ -65,26 +65,26 @@ export class EndpointLease {
   ) {}
 
   /** True when `holder` now drains the endpoint; false when another does (and will see the note). */
-  async takeOrNote(appId: string, holder: string, ms: number): Promise<boolean> {
-    return (await this.redis.eval(TAKE_OR_NOTE, 2, ...this.keys(appId), holder, ms)) === 1;
+  async takeOrNote(endpointId: string, holder: string, ms: number): Promise<boolean> {
+    return (await this.redis.eval(TAKE_OR_NOTE, 2, ...this.keys(endpointId), holder, ms)) === 1;
   }
 
   /** True when work was noted meanwhile (the holder keeps the lease and drains again); false when released. */
-  async releaseUnlessMore(appId: string, holder: string, ms: number): Promise<boolean> {
-    return (await this.redis.eval(RELEASE_UNLESS_MORE, 2, ...this.keys(appId), holder, ms)) === 1;
+  async releaseUnlessMore(endpointId: string, holder: string, ms: number): Promise<boolean> {
+    return (await this.redis.eval(RELEASE_UNLESS_MORE, 2, ...this.keys(endpointId), holder, ms)) === 1;
   }
 
-  async renew(appId: string, holder: string, ms: number): Promise<boolean> {
-    return (await this.redis.eval(RENEW, 1, this.keys(appId)[0], holder, ms)) === 1;
+  async renew(endpointId: string, holder: string, ms: number): Promise<boolean> {
+    return (await this.redis.eval(RENEW, 1, this.keys(endpointId)[0], holder, ms)) === 1;
   }
 
-  async release(appId: string, holder: string): Promise<void> {
-    await this.redis.eval(RELEASE, 2, ...this.keys(appId), holder);
+  async release(endpointId: string, holder: string): Promise<void> {
+    await this.redis.eval(RELEASE, 2, ...this.keys(endpointId), holder);
   }
 
   /** Both keys in one hash slot (Redis Cluster runs a script on one node). */
-  private keys(appId: string): [string, string] {
-    const base = `${this.config.redisPrefix}:webhook-drain:{${appId}}`;
+  private keys(endpointId: string): [string, string] {
+    const base = `${this.config.redisPrefix}:webhook-drain:{${endpointId}}`;
     return [`${base}:lease`, `${base}:more`];
   }
 }

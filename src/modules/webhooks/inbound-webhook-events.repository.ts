@@ -47,6 +47,12 @@ export class InboundWebhookEventsRepository extends SqlRepository {
     return row ? toReceived(row) : null;
   }
 
+  /** Deletes what providers sent about these users (their accounts were erased); answers how many events went. */
+  async deleteForUsers(tx: Tx, userIds: string[]): Promise<number> {
+    const { count } = await this.changed(`DELETE FROM inbound_webhook_events WHERE user_id = ANY($1::text[])`, [userIds], tx);
+    return count;
+  }
+
   /** The event kept first for the same app, type, time and body. */
   async findSame(tx: Tx, event: Pick<InboundEventInput, 'appId' | 'eventType' | 'occurredAt' | 'bodySha256'>): Promise<ReceivedEvent> {
     const row = await this.first<ReceivedRow>(

@@ -8,7 +8,7 @@ import { isObject } from '../../common/json';
 import { RateDecision, RateLimits } from '../../common/rate-limit/rate-limits.service';
 import { DomainEvents } from '../events/domain-events';
 import { PackagesService } from '../packages/packages.service';
-import { cachedValidatorFor } from '../descriptors/schema-checker';
+import { cachedValidatorFor } from '@soul-service/rules';
 import { AppsService } from '../providers/apps.service';
 import { tierLimits } from '../../common/app-tiers';
 import { InboundWebhookEventsRepository } from './inbound-webhook-events.repository';

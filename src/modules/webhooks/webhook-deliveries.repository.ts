@@ -9,6 +9,7 @@ import { DRAIN_JOB } from './webhook-delivery.queue';
 export interface DeliveryRow {
   id: string;
   app_id: string;
+  endpoint_id: string;
   event_id: string;
   event_type: string;
   idempotency_key: string;
@@ -66,6 +67,7 @@ export interface AttemptRecord {
 export interface NewDelivery {
   id: string;
   appId: string;
+  endpointId: string;
   eventId: string;
   type: string;
   idempotencyKey: string;
@@ -102,13 +104,13 @@ export class WebhookDeliveriesRepository extends SqlRepository {
     super(dataSource);
   }
 
-  /** Null when this event already has its delivery for the app: fan-out may run again after a crash. */
+  /** Null when this event already has its delivery for the endpoint: fan-out may run again after a crash. */
   async insert(tx: Tx, delivery: NewDelivery): Promise<DeliveryRow | null> {
     return this.first<DeliveryRow>(
       `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of, status, last_error, failed_at,
-                                       package_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN now() END, $12)
-       ON CONFLICT (event_id, app_id) WHERE replay_of IS NULL AND NOT test DO NOTHING
+                                       package_id, endpoint_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN now() END, $12, $13)
+       ON CONFLICT (event_id, endpoint_id) WHERE replay_of IS NULL AND NOT test DO NOTHING
        RETURNING *`,
       [
         delivery.id,
@@ -123,6 +125,7 @@ export class WebhookDeliveriesRepository extends SqlRepository {
         delivery.disabled ? 'endpoint_disabled' : null,
         delivery.disabled,
         delivery.packageId,
+        delivery.endpointId,
       ],
       tx,
     );
@@ -130,37 +133,38 @@ export class WebhookDeliveriesRepository extends SqlRepository {
 
   /**
    * A fan-out batch in one statement: every delivery row and, for each endpoint in `drains` that got a pending
-   * delivery in this statement, its drain job in the job outbox. An event already delivered to an app is skipped.
+   * delivery in this statement, its drain job in the job outbox. An event already delivered to an endpoint is skipped.
    */
   async insertFanOut(
     tx: Tx,
     deliveries: Array<Omit<NewDelivery, 'test' | 'replayOf'>>,
-    drains: Array<{ jobId: string; appId: string }>,
+    drains: Array<{ jobId: string; endpointId: string }>,
   ): Promise<void> {
     const jobs = outboxInsertFrom(
       DRAIN_JOB,
       {
-        from: 'unnest($9::text[], $10::text[]) AS j(id, app_id)',
+        from: 'unnest($10::text[], $11::text[]) AS j(id, endpoint_id)',
         idColumn: 'j.id',
-        dataSql: `jsonb_build_object('appId', j.app_id)`,
-        where: `EXISTS (SELECT 1 FROM written w WHERE w.app_id = j.app_id AND w.status = 'pending')`,
+        dataSql: `jsonb_build_object('endpointId', j.endpoint_id)`,
+        where: `EXISTS (SELECT 1 FROM written w WHERE w.endpoint_id = j.endpoint_id AND w.status = 'pending')`,
       },
-      11,
+      12,
     );
     await this.execute(
       `WITH input AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[])
-                    AS t(id, app_id, event_id, event_type, idempotency_key, body, disabled, package_id)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[], $9::text[])
+                    AS t(id, app_id, event_id, event_type, idempotency_key, body, disabled, package_id, endpoint_id)
        ), written AS (
-         INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, status, last_error, failed_at, package_id)
-         SELECT id, app_id, event_id, event_type, idempotency_key, body,
+         INSERT INTO webhook_deliveries (id, app_id, endpoint_id, event_id, event_type, idempotency_key, body, status, last_error, failed_at,
+                                         package_id)
+         SELECT id, app_id, endpoint_id, event_id, event_type, idempotency_key, body,
                 CASE WHEN disabled THEN 'failed' ELSE 'pending' END,
                 CASE WHEN disabled THEN 'endpoint_disabled' END,
                 CASE WHEN disabled THEN now() END,
                 package_id
            FROM input
-         ON CONFLICT (event_id, app_id) WHERE replay_of IS NULL AND NOT test DO NOTHING
-         RETURNING id, app_id, status
+         ON CONFLICT (event_id, endpoint_id) WHERE replay_of IS NULL AND NOT test DO NOTHING
+         RETURNING id, endpoint_id, status
        )
        ${jobs.sql}`,
       [
@@ -172,8 +176,9 @@ export class WebhookDeliveriesRepository extends SqlRepository {
         deliveries.map((r) => r.body),
         deliveries.map((r) => r.disabled),
         deliveries.map((r) => r.packageId),
+        deliveries.map((r) => r.endpointId),
         drains.map((d) => d.jobId),
-        drains.map((d) => d.appId),
+        drains.map((d) => d.endpointId),
         ...jobs.params,
       ],
       tx,
@@ -183,8 +188,8 @@ export class WebhookDeliveriesRepository extends SqlRepository {
   /** A new pending chain for the same event (same event id, key and body bytes), in the caller's transaction. */
   async insertReplay(tx: Tx, id: string, original: DeliveryRow): Promise<DeliveryRow> {
     const row = await this.first<DeliveryRow>(
-      `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of, package_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+      `INSERT INTO webhook_deliveries (id, app_id, event_id, event_type, idempotency_key, body, test, replay_of, package_id, endpoint_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
       [
         id,
         original.app_id,
@@ -195,17 +200,18 @@ export class WebhookDeliveriesRepository extends SqlRepository {
         original.test,
         original.id,
         original.package_id,
+        original.endpoint_id,
       ],
       tx,
     );
     return row!;
   }
 
-  /** A page of the app's delivery log, newest first; `take` rows at most. */
-  async page(appId: string, filter: DeliveryLogFilter, take: number): Promise<DeliveryRow[]> {
+  /** A page of an endpoint's delivery log, newest first; `take` rows at most. */
+  async page(endpointId: string, filter: DeliveryLogFilter, take: number): Promise<DeliveryRow[]> {
     return this.rows<DeliveryRow>(
       `SELECT * FROM webhook_deliveries
-        WHERE app_id = $1
+        WHERE endpoint_id = $1
           AND ($2::text IS NULL OR status = $2)
           AND ($3::text IS NULL OR event_type = $3)
           AND ($4::timestamptz IS NULL OR created_at >= $4)
@@ -215,7 +221,7 @@ export class WebhookDeliveriesRepository extends SqlRepository {
         ORDER BY created_at DESC, id DESC
         LIMIT $8`,
       [
-        appId,
+        endpointId,
         filter.status,
         filter.eventType,
         filter.since,
@@ -232,6 +238,10 @@ export class WebhookDeliveriesRepository extends SqlRepository {
     return this.first<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE id = $1 AND app_id = $2`, [deliveryId, appId]);
   }
 
+  async findForEndpoint(deliveryId: string, endpointId: string): Promise<DeliveryRow | null> {
+    return this.first<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2`, [deliveryId, endpointId]);
+  }
+
   /** The attempt log of a delivery, in attempt order. */
   async attemptsOf(deliveryId: string): Promise<AttemptRow[]> {
     return this.rows<AttemptRow>(
@@ -241,22 +251,58 @@ export class WebhookDeliveriesRepository extends SqlRepository {
     );
   }
 
-  /** Failed deliveries of the app since `since` that are the latest chain of their event, oldest first. */
-  async latestFailedSince(appId: string, since: Date): Promise<DeliveryRow[]> {
+  /** Failed deliveries of the endpoint since `since` that are the latest chain of their event, oldest first. */
+  async latestFailedSince(endpointId: string, since: Date): Promise<DeliveryRow[]> {
     return this.rows<DeliveryRow>(
       `SELECT d.* FROM webhook_deliveries d
-        WHERE d.app_id = $1 AND d.status = 'failed' AND d.created_at >= $2
+        WHERE d.endpoint_id = $1 AND d.status = 'failed' AND d.created_at >= $2
           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r
-                           WHERE r.app_id = d.app_id AND r.event_id = d.event_id AND r.created_at > d.created_at)
+                           WHERE r.endpoint_id = d.endpoint_id AND r.event_id = d.event_id AND r.created_at > d.created_at)
         ORDER BY d.created_at, d.id`,
-      [appId, since],
+      [endpointId, since],
     );
   }
 
-  /** The app of a delivery. */
-  async appOf(deliveryId: string): Promise<string | null> {
-    const row = await this.first<{ app_id: string }>(`SELECT app_id FROM webhook_deliveries WHERE id = $1`, [deliveryId]);
-    return row?.app_id ?? null;
+  /** The endpoint of a delivery. */
+  async endpointOf(deliveryId: string): Promise<string | null> {
+    const row = await this.first<{ endpoint_id: string }>(`SELECT endpoint_id FROM webhook_deliveries WHERE id = $1`, [deliveryId]);
+    return row?.endpoint_id ?? null;
+  }
+
+  /**
+   * A test delivery that was sent already (an endpoint check's `ping`): the
+   * row in its final state and its one attempt line, in one statement.
+   */
+  async insertSent(delivery: Omit<NewDelivery, 'disabled' | 'replayOf' | 'packageId'>, attempt: AttemptRecord): Promise<void> {
+    await this.execute(
+      `WITH written AS (
+         INSERT INTO webhook_deliveries (id, app_id, endpoint_id, event_id, event_type, idempotency_key, body, test, status, attempt_count,
+                                         last_status_code, last_error, delivered_at, failed_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11, CASE WHEN $9 = 'delivered' THEN now() END,
+                 CASE WHEN $9 = 'failed' THEN now() END)
+         RETURNING id
+       )
+       INSERT INTO webhook_attempts (delivery_id, attempt, started_at, request_headers, status_code, latency_ms, response_body, error_class, outcome)
+       SELECT id, 1, $12, $13, $10, $14, $15, $16, $9 FROM written`,
+      [
+        delivery.id,
+        delivery.appId,
+        delivery.endpointId,
+        delivery.eventId,
+        delivery.type,
+        delivery.idempotencyKey,
+        delivery.body,
+        delivery.test,
+        attempt.outcome,
+        attempt.code,
+        attempt.error,
+        attempt.logged.startedAt,
+        JSON.stringify(attempt.logged.headers),
+        attempt.logged.latencyMs,
+        attempt.logged.body,
+        attempt.logged.errorClass,
+      ],
+    );
   }
 
   /**
@@ -264,11 +310,11 @@ export class WebhookDeliveriesRepository extends SqlRepository {
    * takes their next attempt number and leases them for `leaseSeconds`.
    * Rows another drainer is claiming right now are skipped, not waited for.
    */
-  async claimDue(appId: string, limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
+  async claimDue(endpointId: string, limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
     return this.rows<ClaimedDelivery>(
       `WITH due AS (
          SELECT id FROM webhook_deliveries
-          WHERE app_id = $1 AND status = 'pending' AND next_attempt_at <= now() + interval '50 milliseconds'
+          WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at <= now() + interval '50 milliseconds'
           ORDER BY next_attempt_at, id
           LIMIT $2
           FOR UPDATE SKIP LOCKED
@@ -279,20 +325,20 @@ export class WebhookDeliveriesRepository extends SqlRepository {
          RETURNING d.id, d.event_id, d.event_type, d.body, d.attempt_count, d.chain_started_at, d.test, d.next_attempt_at
        )
        SELECT id, event_id, event_type, body, attempt_count, chain_started_at, test FROM claimed ORDER BY next_attempt_at, id`,
-      [appId, limit, leaseSeconds],
+      [endpointId, limit, leaseSeconds],
     );
   }
 
   /** Ends every due delivery of the endpoint with `reason`, without an attempt; how many. */
-  async failDue(appId: string, reason: string): Promise<number> {
+  async failDue(endpointId: string, reason: string): Promise<number> {
     const row = await this.first<{ ended: number }>(
       `WITH ended AS (
          UPDATE webhook_deliveries SET status = 'failed', last_error = $2, failed_at = now(), updated_at = now()
-          WHERE app_id = $1 AND status = 'pending' AND next_attempt_at <= now() + interval '50 milliseconds'
+          WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at <= now() + interval '50 milliseconds'
           RETURNING id
        )
        SELECT count(*)::int AS ended FROM ended`,
-      [appId, reason],
+      [endpointId, reason],
     );
     return row!.ended;
   }
@@ -341,10 +387,10 @@ export class WebhookDeliveriesRepository extends SqlRepository {
   }
 
   /** When the endpoint's next pending delivery is due; null when none is pending. */
-  async nextDue(appId: string): Promise<Date | null> {
+  async nextDue(endpointId: string): Promise<Date | null> {
     const row = await this.first<{ at: Date | null }>(
-      `SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE app_id = $1 AND status = 'pending'`,
-      [appId],
+      `SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'pending'`,
+      [endpointId],
     );
     return row?.at ?? null;
   }

@@ -9,7 +9,7 @@ import { PlatformPrincipal } from '../providers/auth/platform-principal';
 import { DEFAULT_DELIVERY_PAGE, DeliveryListQuery, WebhookEventType } from './dto/webhook.dto';
 import { JobOutbox } from '../../infra/queue/job-outbox';
 import { drainJobs, WebhookDeliveryQueue } from './webhook-delivery.queue';
-import { WebhookProfiles } from './webhook-profiles.service';
+import { EndpointRecord, WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { sampleData } from './sample-events';
 import { DeliveryRow, WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 
@@ -41,25 +41,32 @@ export function envelope(input: EnvelopeInput): { body: string; idempotencyKey: 
   return { body, idempotencyKey };
 }
 
-/** Delivery rows: creation, the delivery log, replay, test events and recovery after an outage. */
+/**
+ * Delivery rows of every endpoint: creation, the delivery log, replay, test
+ * events and recovery after an outage. The app-level routes (`/webhook/…`,
+ * the spec's profile) list, test and recover the app's primary endpoint and
+ * read or replay any delivery of the app by id; the endpoint routes name
+ * their endpoint (`endpointId`).
+ */
 @Injectable()
 export class WebhookDeliveries {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly endpoints: WebhookEndpointsRepository,
     private readonly apps: AppsService,
-    private readonly profiles: WebhookProfiles,
     private readonly queue: WebhookDeliveryQueue,
     private readonly jobs: JobOutbox,
   ) {}
 
   /**
-   * Writes a pending delivery (or, for a disabled endpoint, a failed one that
-   * `recover` can re-send later). Null when this event already has its
-   * delivery for the app: fan-out may run again after a crash.
+   * Writes a pending delivery to an endpoint (or, for a disabled one, a failed
+   * one that `recover` can re-send later). Null when this event already has
+   * its delivery for the endpoint: fan-out may run again after a crash.
    */
   async create(
     manager: Tx,
+    endpointId: string,
     input: EnvelopeInput,
     options: { test?: boolean; replayOf?: string; disabled?: boolean } = {},
   ): Promise<DeliveryRow | null> {
@@ -67,6 +74,7 @@ export class WebhookDeliveries {
     return this.deliveries.insert(manager, {
       id: newId('dlv'),
       appId: input.appId,
+      endpointId,
       eventId: input.eventId,
       type: input.type,
       idempotencyKey,
@@ -79,12 +87,14 @@ export class WebhookDeliveries {
     });
   }
 
-  async list(principal: PlatformPrincipal, appId: string, query: DeliveryListQuery) {
-    await this.apps.owned(principal, appId);
+  /** A page of an endpoint's delivery log (the primary one's when `endpointId` is null). */
+  async list(principal: PlatformPrincipal, appId: string, endpointId: string | null, query: DeliveryListQuery) {
     const limit = query.limit ?? DEFAULT_DELIVERY_PAGE;
     const cursor = query.cursor ? decodeCursor(query.cursor) : null;
+    const endpoint = await this.endpoint(principal, appId, endpointId, { primaryOptional: true });
+    if (!endpoint) return { deliveries: [], next_cursor: null };
     const rows = await this.deliveries.page(
-      appId,
+      endpoint.id,
       {
         status: query.status ?? null,
         eventType: query.event_type ?? null,
@@ -103,8 +113,8 @@ export class WebhookDeliveries {
     };
   }
 
-  async get(principal: PlatformPrincipal, appId: string, deliveryId: string) {
-    const row = await this.owned(principal, appId, deliveryId);
+  async get(principal: PlatformPrincipal, appId: string, endpointId: string | null, deliveryId: string) {
+    const row = await this.owned(principal, appId, endpointId, deliveryId);
     const attempts = await this.deliveries.attemptsOf(row.id);
     return {
       ...toSummary(row),
@@ -122,51 +132,52 @@ export class WebhookDeliveries {
     };
   }
 
-  /** A new attempt chain with the same event id, idempotency key and body bytes. */
-  async replay(principal: PlatformPrincipal, appId: string, deliveryId: string) {
-    const original = await this.owned(principal, appId, deliveryId);
+  /** A new attempt chain to the same endpoint with the same event id, idempotency key and body bytes. */
+  async replay(principal: PlatformPrincipal, appId: string, endpointId: string | null, deliveryId: string) {
+    const original = await this.owned(principal, appId, endpointId, deliveryId);
     if (original.status === 'pending')
       throw new ProblemError('conflict', `Delivery ${deliveryId} is still pending; replay it once it is delivered or failed`);
     const row = await this.dataSource.transaction(async (manager) => {
       const replayed = await this.replayRow(manager, original);
-      await this.jobs.record(manager, drainJobs([appId]));
+      await this.jobs.record(manager, drainJobs([original.endpoint_id]));
       return replayed;
     });
     return toSummary(row);
   }
 
-  /** A signed test event of `type` with sample data, delivered like any other. */
-  async sendTest(principal: PlatformPrincipal, appId: string, type: WebhookEventType) {
-    const app = await this.apps.owned(principal, appId);
-    const profile = await this.profiles.find(appId);
-    if (!profile || !app.webhook_url) throw new ProblemError('not_found', `App ${appId} has no webhook profile yet; create one with PUT`);
+  /** A signed test event of `type` with sample data, delivered to one endpoint like any other. */
+  async sendTest(principal: PlatformPrincipal, appId: string, endpointId: string | null, type: WebhookEventType) {
+    const endpoint = (await this.endpoint(principal, appId, endpointId))!;
+    if (!endpoint.target_url) throw noProfile(appId);
     const row = await this.dataSource.transaction(async (manager) => {
       const created = await this.create(
         manager,
+        endpoint.id,
         { eventId: newId('evt'), type, createdAt: new Date(), appId, data: sampleData(type, appId) },
         { test: true },
       );
-      await this.jobs.record(manager, drainJobs([appId]));
+      await this.jobs.record(manager, drainJobs([endpoint.id]));
       return created!;
     });
     return toSummary(row);
   }
 
-  async requestRecover(principal: PlatformPrincipal, appId: string, since: string) {
-    await this.apps.owned(principal, appId);
-    const jobId = await this.queue.requestRecover(appId, new Date(since));
+  async requestRecover(principal: PlatformPrincipal, appId: string, endpointId: string | null, since: string) {
+    const endpoint = (await this.endpoint(principal, appId, endpointId))!;
+    const jobId = await this.queue.requestRecover(appId, endpoint.id, new Date(since));
     return { job_id: jobId, status: 'queued' as const, since: new Date(since).toISOString() };
   }
 
   /**
-   * Worker side of recover: a replay for every failed delivery since `since`
-   * that is the latest chain of its event (running it twice re-sends nothing twice).
+   * Worker side of recover: a replay for every failed delivery of the endpoint
+   * since `since` that is the latest chain of its event (running it twice
+   * re-sends nothing twice).
    */
-  async recover(appId: string, since: Date): Promise<number> {
-    const failed = await this.deliveries.latestFailedSince(appId, since);
+  async recover(endpointId: string, since: Date): Promise<number> {
+    const failed = await this.deliveries.latestFailedSince(endpointId, since);
     await this.dataSource.transaction(async (manager) => {
       for (const original of failed) await this.replayRow(manager, original);
-      if (failed.length > 0) await this.jobs.record(manager, drainJobs([appId]));
+      if (failed.length > 0) await this.jobs.record(manager, drainJobs([endpointId]));
     });
     return failed.length;
   }
@@ -176,17 +187,54 @@ export class WebhookDeliveries {
     return this.deliveries.insertReplay(manager, newId('dlv'), original);
   }
 
-  private async owned(principal: PlatformPrincipal, appId: string, deliveryId: string): Promise<DeliveryRow> {
+  /**
+   * The endpoint a route acts on, once the principal may act on the app: the
+   * named one (404 when the app has none of that id), or the primary one.
+   * Without a primary endpoint that is 404 too, unless `primaryOptional`.
+   */
+  private async endpoint(
+    principal: PlatformPrincipal,
+    appId: string,
+    endpointId: string | null,
+    options: { primaryOptional?: boolean } = {},
+  ): Promise<EndpointRecord | null> {
     await this.apps.owned(principal, appId);
-    const row = isId(deliveryId, 'dlv') ? await this.deliveries.findForApp(deliveryId, appId) : null;
+    if (endpointId === null) {
+      const primary = await this.endpoints.findPrimary(appId);
+      if (!primary && !options.primaryOptional) throw noProfile(appId);
+      return primary;
+    }
+    const endpoint = isId(endpointId, 'whe') ? await this.endpoints.find(appId, endpointId) : null;
+    if (!endpoint) throw new ProblemError('not_found', `No webhook endpoint ${endpointId} for app ${appId}`);
+    return endpoint;
+  }
+
+  /**
+   * A delivery the principal may see: one of the named endpoint's, or (through
+   * the app-level routes) any of the app's, whichever endpoint it went to.
+   */
+  private async owned(principal: PlatformPrincipal, appId: string, endpointId: string | null, deliveryId: string): Promise<DeliveryRow> {
+    let row: DeliveryRow | null = null;
+    if (endpointId === null) {
+      await this.apps.owned(principal, appId);
+      if (isId(deliveryId, 'dlv')) row = await this.deliveries.findForApp(deliveryId, appId);
+    } else {
+      const endpoint = (await this.endpoint(principal, appId, endpointId))!;
+      if (isId(deliveryId, 'dlv')) row = await this.deliveries.findForEndpoint(deliveryId, endpoint.id);
+    }
     if (!row) throw new ProblemError('not_found', `No delivery ${deliveryId} for app ${appId}`);
     return row;
   }
 }
 
-function toSummary(row: DeliveryRow) {
+function noProfile(appId: string): ProblemError {
+  return new ProblemError('not_found', `App ${appId} has no webhook profile yet; create one with PUT`);
+}
+
+export function toSummary(row: DeliveryRow) {
   return {
     id: row.id,
+    endpoint_id: row.endpoint_id,
     event_id: row.event_id,
     event_type: row.event_type,
     idempotency_key: row.idempotency_key,

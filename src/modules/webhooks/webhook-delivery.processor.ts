@@ -37,16 +37,19 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
 
   async process(job: Job<WebhookJob>): Promise<unknown> {
     switch (job.name) {
-      case WEBHOOK_JOBS.drain:
-        return this.drain(job, (job.data as DrainJob).appId);
+      case WEBHOOK_JOBS.drain: {
+        const { endpointId, appId } = job.data as DrainJob;
+        const endpoint = endpointId ?? (appId ? await this.attempts.primaryEndpointOf(appId) : null);
+        return endpoint ? this.drain(job, endpoint) : { outcome: 'skipped' };
+      }
       case WEBHOOK_JOBS.deliver: {
-        const { deliveryId, appId } = job.data as DeliverJob;
-        const app = appId ?? (await this.attempts.appOf(deliveryId));
-        return app ? this.drain(job, app) : { outcome: 'skipped' };
+        const endpoint = await this.attempts.endpointOf((job.data as DeliverJob).deliveryId);
+        return endpoint ? this.drain(job, endpoint) : { outcome: 'skipped' };
       }
       case WEBHOOK_JOBS.recover: {
-        const { appId, since } = job.data as RecoverJob;
-        return { replayed: await this.deliveries.recover(appId, new Date(since)) };
+        const { endpointId, appId, since } = job.data as RecoverJob;
+        const endpoint = endpointId ?? (await this.attempts.primaryEndpointOf(appId));
+        return { replayed: endpoint ? await this.deliveries.recover(endpoint, new Date(since)) : 0 };
       }
       case WEBHOOK_JOBS.sweep:
         return this.maintenance.sweep();
@@ -55,9 +58,9 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
     }
   }
 
-  private drain(job: Job, appId: string): Promise<unknown> {
+  private drain(job: Job, endpointId: string): Promise<unknown> {
     this.metrics.jobStarted(QUEUES.webhookDelivery);
     // The holder is the job: a run of the same job after its worker died takes the lease over.
-    return this.drains.drain(appId, `job:${job.id}`);
+    return this.drains.drain(endpointId, `job:${job.id}`);
   }
 }

@@ -15,14 +15,18 @@ export const WEBHOOK_JOBS = {
   sweep: 'sweep',
 } as const;
 
+/** An endpoint to drain. Jobs queued before an app had several endpoints name the app: its primary endpoint is meant. */
 export interface DrainJob {
-  appId: string;
+  endpointId?: string;
+  appId?: string;
 }
 export interface DeliverJob {
   deliveryId: string;
   appId?: string;
 }
+/** Re-sends an endpoint's failed deliveries; jobs queued before endpoints name the app (its primary endpoint). */
 export interface RecoverJob {
+  endpointId?: string;
   appId: string;
   since: string;
 }
@@ -42,9 +46,9 @@ export const DRAIN_JOB = {
   opts: { attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
 } as const;
 
-/** The drain jobs for the endpoints of some new pending deliveries: one per app. */
-export function drainJobs(appIds: Iterable<string>): OutboxJob[] {
-  return [...new Set(appIds)].map((appId) => ({ ...DRAIN_JOB, data: { appId } }));
+/** The drain jobs for the endpoints of some new pending deliveries: one per endpoint. */
+export function drainJobs(endpointIds: Iterable<string>): OutboxJob[] {
+  return [...new Set(endpointIds)].map((endpointId) => ({ ...DRAIN_JOB, data: { endpointId } }));
 }
 
 /** Producer of the `webhook-delivery` queue's recover and sweep jobs (deliveries go through the job outbox). */
@@ -55,11 +59,11 @@ export class WebhookDeliveryQueue {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** One recovery per app, instant and minute of asking: a retried request does not double the work. */
-  async requestRecover(appId: string, since: Date): Promise<string> {
+  /** One recovery per endpoint, instant and minute of asking: a retried request does not double the work. */
+  async requestRecover(appId: string, endpointId: string, since: Date): Promise<string> {
     const minute = new Date().toISOString().slice(0, 16).replace(/[-:T]/g, '');
-    const jobId = `recover.${appId}.${since.getTime()}.${minute}`;
-    await this.queue.add(WEBHOOK_JOBS.recover, { appId, since: since.toISOString() }, { jobId, attempts: 3 });
+    const jobId = `recover.${endpointId}.${since.getTime()}.${minute}`;
+    await this.queue.add(WEBHOOK_JOBS.recover, { appId, endpointId, since: since.toISOString() }, { jobId, attempts: 3 });
     return jobId;
   }
 

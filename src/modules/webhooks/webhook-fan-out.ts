@@ -6,7 +6,7 @@ import { OnDomainEvents } from '../events/on-domain-event.decorator';
 import { WEBHOOK_EVENT_TYPES } from './dto/webhook.dto';
 import { envelope } from './webhook-deliveries.service';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
-import { WebhookProfilesRepository } from './webhook-profiles.repository';
+import { EndpointSubscription, WebhookEndpointsRepository } from './webhook-endpoints.repository';
 
 const DELIVERABLE = new Set<string>(WEBHOOK_EVENT_TYPES);
 
@@ -23,20 +23,22 @@ function packageOf(data: Record<string, unknown>, aside: unknown): string | null
 
 /**
  * Turns a batch of outbox events into deliveries (worker role), set-based:
- * one query reads the profiles of every app in the batch, and one statement
- * writes every delivery row and, for each endpoint with new pending ones, its
- * drain job in the job outbox. All of it commits with the events being marked
- * dispatched, so a delivery exists exactly when its event was dispatched, and
- * a drain of its endpoint is queued whenever it is pending. A dispatch that runs again after a crash writes
- * no delivery twice (unique event per app); a second drain job finds nothing
- * to do.
+ * one query reads the endpoints of every app in the batch, and one statement
+ * writes a delivery row for every endpoint that subscribes to each event and,
+ * for each endpoint with new pending ones, its drain job in the job outbox.
+ * All of it commits with the events being marked dispatched, so a delivery
+ * exists exactly when its event was dispatched, and a drain of its endpoint
+ * is queued whenever it is pending. A dispatch that runs again after a crash
+ * writes no delivery twice (unique event per endpoint); a second drain job
+ * finds nothing to do. The body is serialised once per event: every endpoint
+ * receives the same bytes, signed with its own secret when sent.
  */
 @Injectable()
 export class WebhookFanOut {
   private readonly logger = new Logger(WebhookFanOut.name);
 
   constructor(
-    private readonly profiles: WebhookProfilesRepository,
+    private readonly endpoints: WebhookEndpointsRepository,
     private readonly deliveries: WebhookDeliveriesRepository,
   ) {}
 
@@ -62,24 +64,33 @@ export class WebhookFanOut {
     }
     if (candidates.length === 0) return;
 
-    const profiles = await this.profiles.subscriptionsOf(manager, [...new Set(candidates.map((c) => c.appId))]);
-    const byApp = new Map(profiles.map((p) => [p.app_id, p]));
+    const endpoints = await this.endpoints.subscriptionsOf(manager, [...new Set(candidates.map((c) => c.appId))]);
+    const byApp = new Map<string, EndpointSubscription[]>();
+    for (const endpoint of endpoints) byApp.set(endpoint.app_id, [...(byApp.get(endpoint.app_id) ?? []), endpoint]);
     const rows = candidates.flatMap(({ event, appId, data, packageId }) => {
-      const profile = byApp.get(appId);
-      if (!profile || !(profile.event_types.includes('*') || profile.event_types.includes(event.type))) return [];
+      const subscribed = (byApp.get(appId) ?? []).filter((e) => e.event_types.includes('*') || e.event_types.includes(event.type));
+      if (subscribed.length === 0) return [];
       const { body, idempotencyKey } = envelope({ eventId: event.id, type: event.type, createdAt: event.createdAt, appId, data });
-      return [
-        { id: newId('dlv'), appId, eventId: event.id, type: event.type, idempotencyKey, body, disabled: profile.disabled, packageId },
-      ];
+      return subscribed.map((endpoint) => ({
+        id: newId('dlv'),
+        appId,
+        endpointId: endpoint.id,
+        eventId: event.id,
+        type: event.type,
+        idempotencyKey,
+        body,
+        disabled: endpoint.disabled,
+        packageId,
+      }));
     });
     if (rows.length === 0) return;
 
     // One drain job per endpoint that got a pending delivery in this statement.
-    const apps = [...new Set(rows.filter((r) => !r.disabled).map((r) => r.appId))];
+    const pendingEndpoints = [...new Set(rows.filter((r) => !r.disabled).map((r) => r.endpointId))];
     await this.deliveries.insertFanOut(
       manager,
       rows,
-      apps.map((appId) => ({ jobId: newId('job'), appId })),
+      pendingEndpoints.map((endpointId) => ({ jobId: newId('job'), endpointId })),
     );
   }
 }

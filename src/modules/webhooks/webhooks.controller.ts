@@ -71,32 +71,37 @@ export class WebhooksController {
   @ApiOperation({ summary: 'Send a signed test event of a chosen type with sample data' })
   @ApiAcceptedResponse({ type: DeliverySummaryDto })
   test(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string, @Body() body: WebhookTestDto) {
-    return this.deliveries.sendTest(principal, appId, body.type);
+    return this.deliveries.sendTest(principal, appId, null, body.type);
   }
 
   @Post('apps/:app_id/webhook/recover')
   @HttpCode(202)
   @PlatformRoute({ scope: 'webhooks:write' })
-  @ApiOperation({ summary: 'Re-send every failed delivery since a given instant, as a background job' })
+  @ApiOperation({
+    summary: "Re-send the webhook profile's (primary endpoint's) failed deliveries since a given instant, as a background job",
+  })
   @ApiAcceptedResponse({ type: RecoverRequestedDto })
   recover(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string, @Body() body: WebhookRecoverDto) {
-    return this.deliveries.requestRecover(principal, appId, body.since);
+    return this.deliveries.requestRecover(principal, appId, null, body.since);
   }
 
   @Get('apps/:app_id/webhook/deliveries')
   @PlatformRoute({ scope: 'webhooks:read' })
   @ApiOkResponse({ type: DeliveryPageDto })
-  @ApiOperation({ summary: 'Delivery log, newest first, filtered by status, event type and time; keyset cursor' })
+  @ApiOperation({
+    summary:
+      "The webhook profile's (primary endpoint's) delivery log, newest first, filtered by status, event type and time; keyset cursor",
+  })
   list(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string, @Query() query: DeliveryListQuery) {
-    return this.deliveries.list(principal, appId, query);
+    return this.deliveries.list(principal, appId, null, query);
   }
 
   @Get('apps/:app_id/webhook/deliveries/:delivery_id')
   @PlatformRoute({ scope: 'webhooks:read' })
   @ApiOkResponse({ type: DeliveryDetailDto })
-  @ApiOperation({ summary: 'One delivery with its payload and every attempt' })
+  @ApiOperation({ summary: 'One delivery of the app (to any of its endpoints) with its payload and every attempt' })
   delivery(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string, @Param('delivery_id') deliveryId: string) {
-    return this.deliveries.get(principal, appId, deliveryId);
+    return this.deliveries.get(principal, appId, null, deliveryId);
   }
 
   @Post('apps/:app_id/webhook/deliveries/:delivery_id/replay')
@@ -106,7 +111,7 @@ export class WebhooksController {
   @ApiAcceptedResponse({ type: DeliverySummaryDto })
   @PlatformProblems(409)
   replay(@Principal() principal: PlatformPrincipal, @Param('app_id') appId: string, @Param('delivery_id') deliveryId: string) {
-    return this.deliveries.replay(principal, appId, deliveryId);
+    return this.deliveries.replay(principal, appId, null, deliveryId);
   }
 
   @Post('runtime/webhook')

@@ -1,7 +1,13 @@
 import { Module } from '@nestjs/common';
 import { PackagesModule } from '../packages/packages.module';
 import { ProvidersModule } from '../providers/providers.module';
+import { AppEventsController } from './app-events.controller';
+import { AppEventsRepository } from './app-events.repository';
+import { AppEvents } from './app-events.service';
 import { DeliveryAttempts } from './delivery-attempts';
+import { DeliveryMetricsController } from './delivery-metrics.controller';
+import { DeliveryMetricsRepository } from './delivery-metrics.repository';
+import { DeliveryMetrics } from './delivery-metrics.service';
 import { EndpointDrain } from './endpoint-drain';
 import { EndpointLease } from './endpoint-lease';
 import { InboundWebhookEventsRepository } from './inbound-webhook-events.repository';
@@ -10,23 +16,30 @@ import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { WebhookDeliveries } from './webhook-deliveries.service';
 import { WebhookDeliveryQueue } from './webhook-delivery.queue';
 import { WebhookMaintenance } from './webhook-maintenance';
-import { WebhookProfilesRepository } from './webhook-profiles.repository';
+import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
+import { WebhookEndpoints } from './webhook-endpoints.service';
+import { WebhookEndpointsController } from './webhook-endpoints.controller';
+import { EndpointCheck } from './endpoint-check';
 import { WebhookProfiles } from './webhook-profiles.service';
 import { WebhookIpsController, WebhooksController } from './webhooks.controller';
 
 /**
- * Outbound webhooks (profiles, fan-out, signed delivery, log, replay) and
+ * Outbound webhooks (endpoints and the profile, fan-out, signed delivery, log, replay) and
  * signed inbound provider events. The worker role adds WEBHOOK_PROCESSORS
  * and WEBHOOK_SUBSCRIBERS (webhooks.worker.ts) on top of these services.
  */
 @Module({
   imports: [ProvidersModule, PackagesModule],
-  controllers: [WebhooksController, WebhookIpsController],
+  controllers: [WebhooksController, WebhookEndpointsController, WebhookIpsController, AppEventsController, DeliveryMetricsController],
   providers: [
-    WebhookProfilesRepository,
+    DeliveryMetricsRepository,
+    DeliveryMetrics,
+    WebhookEndpointsRepository,
     WebhookDeliveriesRepository,
     InboundWebhookEventsRepository,
     WebhookProfiles,
+    WebhookEndpoints,
+    EndpointCheck,
     WebhookDeliveries,
     WebhookDeliveryQueue,
     InboundWebhooks,
@@ -34,9 +47,11 @@ import { WebhookIpsController, WebhooksController } from './webhooks.controller'
     EndpointLease,
     EndpointDrain,
     WebhookMaintenance,
+    AppEventsRepository,
+    AppEvents,
   ],
   exports: [
-    WebhookProfilesRepository,
+    WebhookEndpointsRepository,
     WebhookDeliveriesRepository,
     InboundWebhookEventsRepository,
     WebhookProfiles,
@@ -45,6 +60,8 @@ import { WebhookIpsController, WebhooksController } from './webhooks.controller'
     DeliveryAttempts,
     EndpointDrain,
     WebhookMaintenance,
+    AppEventsRepository,
+    AppEvents,
   ],
 })
 export class WebhooksModule {}

@@ -378,7 +378,13 @@ function Composer(props: { peer: Peer }) {
   );
 }
 
-export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
+/**
+ * A conversation's messages and, where the user may write, its composer. A
+ * member of someone else's group reads it only: a group is its owner's list of
+ * contacts, so the service lets only the owner write to it (docs/decisions.md),
+ * and the page points to the one-to-one thread with the owner instead.
+ */
+export function Thread(props: { peer: Peer; contacts?: Map<string, Contact>; readOnly?: boolean }) {
   const { peer } = props;
   const { messages, queued, cursor, loading, error, typing, loadOlder } = useThreadMessages(peer);
   const connection = useConnectionState();
@@ -404,8 +410,26 @@ export function Thread(props: { peer: Peer; contacts?: Map<string, Contact> }) {
       <p class="typing" aria-live="polite">
         {typing ? `${peer.name} is typing…` : ''}
       </p>
-      <Composer peer={peer} />
+      {props.readOnly ? <OwnerOnlyNote shown={shown} contacts={props.contacts} /> : <Composer peer={peer} />}
     </>
+  );
+}
+
+/** In place of the composer on a member's group page: who writes here, and a way to answer them. */
+function OwnerOnlyNote(props: { shown: Message[]; contacts?: Map<string, Contact> }) {
+  // The owner as the member saved them: the sender of the group's messages, when the member added them back.
+  const ownerId = props.shown.find((m) => m.direction === 'inbound' && m.sender_contact_id)?.sender_contact_id;
+  const owner = ownerId ? props.contacts?.get(ownerId) : undefined;
+  return (
+    <p class="muted owner-only">
+      {owner ? (
+        <>
+          Only {owner.name} writes to this group. <Link href={`/contacts/${owner.id}`}>Write to {owner.name}</Link>
+        </>
+      ) : (
+        'Only the person who made this group writes to it. Add them as a contact to answer them.'
+      )}
+    </p>
   );
 }
 
@@ -510,9 +534,9 @@ export function GroupConversationPage(props: { groupId: string }) {
             <p class="muted">
               {data
                 ? `Group you created${members.length > 0 ? ` with ${members.join(', ')}` : ''}.`
-                : 'Group you are a member of. Everyone in it reads what you write here.'}
+                : 'Group you are a member of: its owner writes, its members read.'}
             </p>
-            <Thread peer={{ kind: 'group', id: props.groupId, name }} contacts={byId} />
+            <Thread peer={{ kind: 'group', id: props.groupId, name }} contacts={byId} readOnly={!data} />
           </>
         );
       }}

@@ -17,7 +17,7 @@ interface Answer {
 
 /**
  * The two reset routes as the OpenAPI document describes them. Until the generated paths
- * (web/shared/api-schema.d.ts, `npm run api:generate`) include them, this typed view of the
+ * (packages/api-client/src/api-schema.d.ts, `npm run api:generate`) include them, this typed view of the
  * same client stands in; afterwards `publicApi` serves them directly.
  */
 interface ResetPaths {

@@ -25,6 +25,8 @@ export class WebhookProfileResponseDto {
 
 export class DeliverySummaryDto {
   @ApiProperty() id: string;
+  @ApiProperty({ description: 'The endpoint the delivery goes to (whe_…); the webhook profile is the primary endpoint' })
+  endpoint_id: string;
   @ApiProperty() event_id: string;
   @ApiProperty() event_type: string;
   @ApiProperty() idempotency_key: string;
