@@ -14,6 +14,15 @@ const ts = require('typescript');
 const root = path.join(__dirname, '..');
 const { config } = ts.readConfigFile(path.join(root, 'tsconfig.json'), ts.sys.readFile);
 const { options } = ts.convertCompilerOptionsFromJson(config.compilerOptions, root);
+// The toolkit workspaces are read from their sources, as tsconfig.json's `paths` say: this runs in `npm run lint`,
+// before `npm run build` has compiled them into packages/*/dist.
+const Module = require('node:module');
+const resolveFilename = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  const workspace = /^@soul-service\/([^/]+)(\/testing)?$/.exec(request);
+  if (workspace) request = path.join(root, 'packages', workspace[1], 'src', workspace[2] ? 'testing.ts' : 'index.ts');
+  return resolveFilename.call(this, request, ...rest);
+};
 require.extensions['.ts'] = (module, filename) => {
   const source = fs.readFileSync(filename, 'utf8');
   const { outputText } = ts.transpileModule(source, { compilerOptions: { ...options, sourceMap: false }, fileName: filename });

@@ -22,6 +22,7 @@ import { RequestValidationPipe } from './common/validation/request-validation.pi
 import { AppConfig } from './config/app-config';
 import { prepareDatabase } from './infra/database/migrate';
 import { WorkerModule } from './worker.module';
+import { DEV_ANSWER_BODY_LIMIT, DEV_ANSWER_ROUTE } from './modules/runtime-bridge/dev-sessions.controller';
 
 export interface BootOptions {
   /** Extra modules, for tests. */
@@ -76,6 +77,10 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
 
   // Hooks in callback style: they run on every request, and an async hook costs a promise each time.
   const fastify = app.getHttpAdapter().getInstance();
+  // `soul dev` posts a runtime's whole answer (up to the largest tier's cap, JSON-escaped): that one route takes more.
+  fastify.addHook('onRoute', (route) => {
+    if (route.url === DEV_ANSWER_ROUTE) route.bodyLimit = DEV_ANSWER_BODY_LIMIT;
+  });
   registerRequestLog(fastify, app.get(AppLogger).pino);
   const drain = app.get(HttpDrain);
   fastify.addHook('onRequest', (request, reply, done) => {

@@ -21,6 +21,9 @@ export const ID_PREFIXES = [
   'dev',
   'ses',
   'job',
+  'whe',
+  'dcall',
+  'dses',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

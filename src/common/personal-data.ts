@@ -20,6 +20,13 @@ export interface PersonalDataSource {
    * Returns the number of rows removed.
    */
   eraseWithSoul?(userId: string, manager: EntityManager): Promise<number>;
+  /**
+   * Runs inside the account erasure's transaction (`DELETE /v1/me`), before
+   * the user row goes with every row that names it by a cascading foreign
+   * key: for what that cascade leaves (rows kept for other users, which must
+   * still stop pointing at the person). Returns the number of rows changed.
+   */
+  eraseWithAccount?(userId: string, manager: EntityManager): Promise<number>;
 }
 
 export const PersonalDataSection = (): ClassDecorator => SetMetadata(PERSONAL_DATA_SECTION, true);

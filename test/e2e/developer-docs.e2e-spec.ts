@@ -3,6 +3,7 @@ import request from 'supertest';
 import { PROBLEM_TYPES } from '../../src/common/errors/problem-error';
 import { PROVIDER_PAGES } from '../../src/modules/developer-docs/docs-pages';
 import { DocShell, fencedBlocks } from '../support/doc-shell';
+import { bundleSoulCli } from '../support/soul-cli';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { ProviderRuntime } from '../support/provider-runtime';
@@ -123,7 +124,7 @@ describe('developer docs served by the service', () => {
       const files = Object.fromEntries(
         blocks.filter((b) => b.lang === 'json' && b.info.startsWith('file=')).map((b) => [b.info.slice('file='.length), b.body]),
       );
-      expect(Object.keys(files)).toEqual(['package.json']);
+      expect(Object.keys(files)).toEqual(['soul-package.json']);
       shell = new DocShell(
         {
           BASE_URL: () => url,
@@ -131,6 +132,7 @@ describe('developer docs served by the service', () => {
           VERIFY_TOKEN: async () => verificationToken(await smtp.mailTo('dev@acme.example')),
         },
         files,
+        bundleSoulCli('soul-cli-docs-e2e'),
       );
       shell.vars.set('OPERATOR_TOKEN', OPERATOR_TOKEN);
       shell.vars.set('FIREBASE_ID_TOKEN', await idp.token({ sub: 'uid-quickstart', name: 'Quinn', email: 'quinn@example.com' }));

@@ -1,10 +1,12 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { performance } from 'node:perf_hooks';
+import Redis from 'ioredis';
 import WebSocket from 'ws';
 import { SessionCache } from '../../src/modules/access/session-cache';
 import { GatewayConnections } from '../../src/modules/gateway/gateway-connections.service';
 import { HeartbeatWheel } from '../../src/modules/gateway/heartbeat-wheel';
 import { Presence } from '../../src/modules/gateway/presence.service';
+import { presenceConnectionsKey } from '../../src/infra/realtime/gateway-channels';
 import { GatewayClient } from '../support/gateway-client';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
@@ -107,6 +109,24 @@ describe('gateway heartbeat (spread over the period)', () => {
     expect(live.pings.length - pingsBefore).toBeGreaterThanOrEqual(4);
     expect(live.client.closedWith).toBeUndefined();
     await live.client.answersPing('still-open');
+  });
+
+  it('puts a live connection back in presence at its next heartbeat when Redis lost the entry (a restart, an eviction)', async () => {
+    const live = await open(alice);
+    const presence = api.app.get(Presence);
+    expect(await presence.stateOf([alice.id])).toEqual(['online']);
+    const redis = new Redis(env.env.REDIS_URL);
+    try {
+      await redis.del(presenceConnectionsKey(env.env.REDIS_PREFIX, alice.id));
+      expect(await presence.stateOf([alice.id])).toEqual(['offline']);
+      // Within a heartbeat period the refresh adds the connection again, with its expiry.
+      await sleep(HEARTBEAT_MS * 1.5);
+      expect(await presence.stateOf([alice.id])).toEqual(['online']);
+      expect(await redis.pttl(presenceConnectionsKey(env.env.REDIS_PREFIX, alice.id))).toBeGreaterThan(0);
+    } finally {
+      redis.disconnect();
+    }
+    expect(live.client.closedWith).toBeUndefined();
   });
 
   it('pings many sockets at different phases of the period, not all in one turn', async () => {

@@ -293,7 +293,8 @@ describe('hostile input never reaches a 500', () => {
       expect(unknown.text).not.toContain(marker);
       const platform = await request(url).get(`/v1/providers/${marker}`);
       expectRefused(platform, `/v1/providers/${marker}`, { status: 404, code: 'not_found' });
-      const method = await request(url).delete('/v1/me').set(user.auth);
+      // GET and DELETE /v1/me exist; PUT does not.
+      const method = await request(url).put('/v1/me').set(user.auth).send({});
       expectRefused(method, '/v1/me', { status: 404, code: 'NOT_FOUND' });
     });
   });

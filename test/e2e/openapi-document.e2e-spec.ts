@@ -19,6 +19,8 @@ const NO_BODY_SUCCESS = new Set([
   'POST /v1/providers/auth/logout 204',
   'DELETE /v1/contacts/{id} 204',
   'DELETE /v1/groups/{id} 204',
+  'DELETE /v1/sessions/{session_id} 204',
+  'DELETE /v1/providers/apps/{app_id}/webhook/endpoints/{endpoint_id} 204',
   'GET /v1/gateway 101',
 ]);
 const FILE_SUCCESS = new Set(['GET /v1/exports/{export_id} 200']);

@@ -378,11 +378,18 @@ describe('abuse: the attacks of the trust-boundary review, against two api insta
     });
 
     it.each(['https://[::127.0.0.1]', 'https://[64:ff9b::7f00:1]', 'https://[2002:7f00:1::]'])(
-      'refuses %s, an IPv6 spelling of 127.0.0.1, as a webhook and a runtime URL',
+      'refuses %s, an IPv6 spelling of 127.0.0.1, as a webhook, a webhook endpoint and a runtime URL',
       async (base) => {
         refused(
           await request(strict)
             .put(`/v1/providers/apps/${appId}/webhook`)
+            .set(appAuth)
+            .send({ url: `${base}/hooks` }),
+          400,
+        );
+        refused(
+          await request(strict)
+            .post(`/v1/providers/apps/${appId}/webhook/endpoints`)
             .set(appAuth)
             .send({ url: `${base}/hooks` }),
           400,

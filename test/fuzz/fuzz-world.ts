@@ -37,9 +37,14 @@ function sendRaw(base: URL, sent: SentRequest): Promise<FuzzResponse> {
       { host: base.hostname, port: base.port, method: sent.method, path: sent.target, headers, agent: false },
       (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        // A stream that opened (`soul dev`'s session) never ends by itself: its first event is the answer.
+        const streaming = res.statusCode === 200 && (res.headers['content-type'] ?? '').startsWith('text/event-stream');
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          if (streaming && Buffer.concat(chunks).includes('\n\n')) res.destroy();
+        });
         res.on('error', reject);
-        res.on('end', () => {
+        res.on(streaming ? 'close' : 'end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           let body: unknown = {};
           try {
@@ -80,6 +85,8 @@ export class FuzzWorld {
     logoutUser: '',
     soulUser: '',
     logoutDeveloper: '',
+    sessionsUser: '',
+    accountUser: '',
   };
   private readonly refs: Partial<Record<RefKind, string>> = {};
 
@@ -110,6 +117,9 @@ export class FuzzWorld {
     this.refs.victimUser = victim.id;
     this.tokens.logoutUser = (await this.loginUser('uid-fuzz-logout', 'fuzz-logout@example.com')).token;
     this.tokens.soulUser = (await this.loginUser('uid-fuzz-soul', 'fuzz-soul@example.com')).token;
+    // Signing out everywhere and deleting the account end the caller's sessions: users of their own, as logout has.
+    this.tokens.sessionsUser = (await this.loginUser('uid-fuzz-sessions', 'fuzz-sessions@example.com')).token;
+    this.tokens.accountUser = (await this.loginUser('uid-fuzz-account', 'fuzz-account@example.com')).token;
     this.refs.firebaseToken = await this.idp.token({ sub: 'uid-fuzz-login', email: 'fuzz-login@example.com', expiresInSeconds: 86_400 });
 
     const developer = await onboardDeveloper(this.url, this.smtp, 'fuzz-dev@example.com');
@@ -222,6 +232,8 @@ export class FuzzWorld {
     if (operation.key === 'POST /v1/auth/logout') return 'logoutUser';
     if (operation.key === 'POST /v1/providers/auth/logout') return 'logoutDeveloper';
     if (operation.key === 'DELETE /v1/soul') return 'soulUser';
+    if (operation.key === 'POST /v1/sessions/revoke-all') return 'sessionsUser';
+    if (operation.key === 'DELETE /v1/me') return 'accountUser';
     if (!operation.secured) return 'none';
     const path = operation.path;
     if (path.startsWith('/v1/operator')) return 'operator';

@@ -62,7 +62,8 @@ export interface OpenApiDocument {
   security?: unknown[];
 }
 
-export type CredentialKind = 'none' | 'user' | 'developer' | 'app' | 'operator' | 'logoutUser' | 'soulUser' | 'logoutDeveloper';
+export type CredentialKind =
+  'none' | 'user' | 'developer' | 'app' | 'operator' | 'logoutUser' | 'soulUser' | 'logoutDeveloper' | 'sessionsUser' | 'accountUser';
 
 export interface Operation {
   /** `POST /v1/contacts/{id}` */

@@ -53,10 +53,11 @@ const ALWAYS_ACCEPTED: Record<string, number[]> = { 'POST /v1/providers/auth/log
 
 /**
  * Destructive operations last, so the others run against live sessions and
- * resources; logouts at the very end, since a swapped credential may end any session.
+ * resources; logouts, signing out everywhere and account deletion at the very end, since a swapped credential may
+ * end any session.
  */
 function order(operation: Operation): number {
-  if (/\/logout$/.test(operation.path)) return 3;
+  if (/\/logout$/.test(operation.path) || operation.key === 'POST /v1/sessions/revoke-all' || operation.key === 'DELETE /v1/me') return 3;
   if (operation.key === 'DELETE /v1/soul') return 2;
   if (operation.method === 'DELETE') return 1;
   return 0;

@@ -286,8 +286,9 @@ describe('MessagesService and MessageReceipts (medium: real module, real databas
         sends.send(send(`msg_fallbackC${ada.id.slice(-8)}`, 3)),
       ]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-      const contents = await ctx.dataSource.query(`SELECT content FROM messages WHERE sender_id = $1 ORDER BY created_at, id`, [ada.id]);
-      expect(contents.map((r: { content: string }) => r.content)).toEqual(['already here', 'fallback 1', 'fallback 3']);
+      // The sends of a failed batch are written alone side by side: no order among them is promised.
+      const contents = await ctx.dataSource.query(`SELECT content FROM messages WHERE sender_id = $1`, [ada.id]);
+      expect(contents.map((r: { content: string }) => r.content).sort()).toEqual(['already here', 'fallback 1', 'fallback 3']);
     });
 
     it('sends once for 30 concurrent sends with one key arriving together, and all answer the same message', async () => {

@@ -1,12 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSoul } from './soul-cli';
 
 /**
  * Runs the `sh` blocks of a Markdown page (docs/quickstart.md) the way a reader's shell would, for the subset of
- * shell the page uses: `export NAME=value`, `export NAME=$(pipeline)`, pipelines of `curl`, `jq` and `echo`, line
+ * shell the page uses: `export NAME=value`, `export NAME=$(pipeline)`, pipelines of `curl`, `jq`, `echo` and `soul`, line
  * continuations and comments. Anything else fails the test, so the page cannot drift into commands nobody checks.
  * `curl` goes to the real service with `fetch` (it is always written with `-f`: an HTTP error fails the step), `jq`
  * understands paths (`.versions[0].id`, with `-r`) and `.field = $arg` assignments; other filters only format
- * output for the reader and are skipped.
+ * output for the reader and are skipped. `soul` is the real CLI (a bundle of packages/cli) run as a subprocess in a
+ * folder holding the page's files, with the page's exported variables as its environment, as the reader's shell
+ * would pass them; a non-zero exit fails the step.
  */
 
 export interface DocBlock {
@@ -51,11 +56,19 @@ export class DocShell {
   readonly sent: SentRequest[] = [];
   readonly vars = new Map<string, string>();
 
+  /** The reader's working folder (the page's files) and the CLI's config folder, for `soul`. */
+  private readonly workDir = mkdtempSync(join(tmpdir(), 'doc-shell-'));
+
   constructor(
     /** Values the reader supplies (the service's address, the token in a mail): they win over the page's placeholders. */
     private readonly supplied: Record<string, () => string | Promise<string>>,
     private readonly files: Record<string, string>,
-  ) {}
+    /** The bundled `soul` CLI (test/support/soul-cli.ts), when the page uses it. */
+    private readonly soulBundle?: string,
+  ) {
+    for (const [name, body] of Object.entries(files)) writeFileSync(join(this.workDir, name), body);
+    mkdirSync(join(this.workDir, '.soul'));
+  }
 
   /** Runs one `sh` block; a `# repeat until .path is "value"` first line repeats it until the output has that value. */
   async run(block: DocBlock): Promise<void> {
@@ -120,6 +133,7 @@ export class DocShell {
       if (command === 'curl') input = await this.curl(args, input);
       else if (command === 'jq') input = this.jq(args, input, i === stages.length - 1);
       else if (command === 'echo') input = `${args.join(' ')}\n`;
+      else if (command === 'soul') input = await this.soul(args);
       else throw new Error(`unsupported command: ${command}`);
     }
     return input;
@@ -169,6 +183,15 @@ export class DocShell {
     });
     if (res.status >= 400) throw new Error(`curl -f: ${method} ${parsed.pathname} answered ${res.status}: ${answer.slice(0, 500)}`);
     return answer;
+  }
+
+  private async soul(args: string[]): Promise<string> {
+    if (!this.soulBundle) throw new Error('the page uses soul, but no CLI bundle was given to the DocShell');
+    const env: Record<string, string> = { SOUL_CONFIG_DIR: join(this.workDir, '.soul') };
+    for (const [name, value] of this.vars) env[name] = value;
+    const finished = await startSoul(this.soulBundle, args, { cwd: this.workDir, env }).done;
+    if (finished.code !== 0) throw new Error(`soul ${args.join(' ')} exited ${finished.code}: ${finished.stderr.slice(0, 1000)}`);
+    return finished.stdout;
   }
 
   private jq(args: string[], input: string, last: boolean): string {

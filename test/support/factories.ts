@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
 import { newId } from '../../src/common/ids';
+import { INSTALL_TARGETS_CHANNEL } from '../../src/infra/database/change-channels';
+import { NotifiedCache } from '../../src/infra/database/notified-cache';
 
 /**
  * Rows and states for tests to start from, so that a test's arrange step reads
@@ -308,6 +310,7 @@ export class Factories {
         versionId,
       ]);
     });
+    this.forgetTargets(packageId);
     return { versionId };
   }
 
@@ -317,6 +320,7 @@ export class Factories {
       packageId,
       reason,
     ]);
+    this.forgetTargets(packageId);
   }
 
   /** Makes the verification link mailed to `email` older than its 24 hours. */
@@ -344,15 +348,25 @@ export class Factories {
       packageId,
       runtimeUrl,
     ]);
+    this.forgetTargets(packageId);
+  }
+
+  /**
+   * What the service's repositories do after their commit: drop the install targets this api instance remembers
+   * for the package (`InstallTargets`), so the next call sees the change at once. Other instances learn it from the
+   * triggers' notification, as they would of any change made in psql.
+   */
+  private forgetTargets(packageId: string): void {
+    NotifiedCache.forgetInScope(this.dataSource, INSTALL_TARGETS_CHANNEL, packageId);
   }
 
   /** Pretends an app's webhook signing secret was last rotated `ago` ago. */
   async webhookSecretRotated(appId: string, ago: string): Promise<void> {
-    await this.run(`UPDATE webhook_profiles SET secret_rotated_at = now() - $2::interval WHERE app_id = $1`, [appId, ago]);
+    await this.run(`UPDATE webhook_endpoints SET secret_rotated_at = now() - $2::interval WHERE app_id = $1 AND is_primary`, [appId, ago]);
   }
 
   /** Pretends an app's webhook endpoint has been failing since `ago` ago. */
   async webhookFailingSince(appId: string, ago: string): Promise<void> {
-    await this.run(`UPDATE webhook_profiles SET failing_since = now() - $2::interval WHERE app_id = $1`, [appId, ago]);
+    await this.run(`UPDATE webhook_endpoints SET failing_since = now() - $2::interval WHERE app_id = $1 AND is_primary`, [appId, ago]);
   }
 }

@@ -3,9 +3,8 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, Server } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { createRemoteJWKSet, errors as joseErrors, JWTPayload, jwtVerify, JWTVerifyGetKey } from 'jose';
-import { CapabilityDescriptor } from '../../src/modules/descriptors/capability-descriptor';
+import { cachedValidatorFor, CapabilityDescriptor } from '@soul-service/rules';
 import { normaliseCapabilities } from '../../src/modules/descriptors/descriptor-normalizer';
-import { cachedValidatorFor } from '../../src/modules/descriptors/schema-checker';
 import { anyServiceTrusted, trustedServiceKeys } from './service-keys';
 import { testCertificate, TlsMaterial } from './test-ca';
 

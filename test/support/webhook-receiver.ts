@@ -4,6 +4,8 @@ import { IncomingHttpHeaders } from 'node:http';
 import { testCertificate } from './test-ca';
 
 export interface ReceivedWebhook {
+  /** The request path (endpoints of one app may share the receiver on different paths). */
+  path: string;
   headers: IncomingHttpHeaders;
   /** The exact bytes received. */
   raw: Buffer;
@@ -29,6 +31,8 @@ export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   private script: ScriptedResponse[] = [];
   fallback: ScriptedResponse = { status: 200, body: 'ok' };
+  /** Answers from the request itself (a receiver that checks signatures, say), before the script; undefined passes on. */
+  decide?: (request: ReceivedWebhook) => ScriptedResponse | undefined;
   url = '';
 
   private server!: Server;
@@ -49,8 +53,9 @@ export class WebhookReceiver {
         } catch {
           /* recorded as is */
         }
-        receiver.received.push({ headers: req.headers, raw, body, at: Date.now() });
-        const answer = receiver.script.shift() ?? receiver.fallback;
+        const received = { path: req.url ?? '', headers: req.headers, raw, body, at: Date.now() };
+        receiver.received.push(received);
+        const answer = receiver.decide?.(received) ?? receiver.script.shift() ?? receiver.fallback;
         if (answer.hang) return;
         const send = () => {
           if (res.destroyed) return;
@@ -74,6 +79,7 @@ export class WebhookReceiver {
   reset(): void {
     this.script = [];
     this.fallback = { status: 200, body: 'ok' };
+    this.decide = undefined;
   }
 
   of(eventId: string): ReceivedWebhook[] {

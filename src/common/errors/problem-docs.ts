@@ -142,7 +142,7 @@ export const PROBLEM_DOCS: Record<ProblemCode, ErrorDoc> = {
   },
   internal_error: {
     meaning: 'An unexpected error in the service.',
-    when: 'Never on purpose; the `x-request-id` header identifies the request for the operator.',
+    when: 'Never on purpose; the `X-Service-Request-Id` response header identifies the request for the operator.',
     retry: 'Retry with backoff; report it with the request id if it persists.',
   },
   execution_failed: {

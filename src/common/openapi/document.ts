@@ -21,9 +21,9 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 const TAG_DESCRIPTIONS: Record<string, string> = {
   health: 'Liveness and readiness probes',
   metrics: 'Prometheus metrics of the process and the event backbone (metrics or operator bearer token)',
-  auth: 'User login with an identity provider token, logout, the user profile and the service token keys',
+  auth: 'User login with an identity provider token, logout, sessions, the user profile and the service token keys',
   soul: "The user's soul record (traits and values)",
-  privacy: 'Soul deletion and personal data exports (GDPR Art. 15, 17, 20)',
+  privacy: 'Soul deletion, account deletion and personal data exports (GDPR Art. 15, 17, 20); what deletion keeps: docs/privacy.md',
   contacts: "The user's address book",
   groups: 'Groups of contacts',
   messages: 'Messages to contacts and groups, and history',

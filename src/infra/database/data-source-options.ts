@@ -1,4 +1,5 @@
 import { DataSourceOptions } from 'typeorm';
+import { TransactionEndSubscriber } from './after-transaction';
 import { MIGRATIONS } from './migrations';
 
 export function dataSourceOptions(databaseUrl: string, entities: DataSourceOptions['entities'] = []): DataSourceOptions {
@@ -7,6 +8,8 @@ export function dataSourceOptions(databaseUrl: string, entities: DataSourceOptio
     url: databaseUrl,
     entities,
     migrations: MIGRATIONS,
+    // `afterTransaction`'s work runs when a transaction ends.
+    subscribers: [TransactionEndSubscriber],
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'all',
     synchronize: false,

@@ -1,6 +1,8 @@
 import type { Pool } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { afterTransaction } from './after-transaction';
+import { NotifiedCache } from './notified-cache';
 
 /**
  * Where a repository method runs its statements: a transaction's manager
@@ -19,6 +21,17 @@ export type Tx = EntityManager;
  */
 export abstract class SqlRepository {
   protected constructor(protected readonly dataSource: DataSource) {}
+
+  /**
+   * After the transaction of `tx` ends (at once without one), drops what this
+   * application instance remembers for `owner` (every entry with null) in its
+   * `NotifiedCache`s on `channel`: the in-process half of a change that the
+   * channel's triggers announce to every other instance. Called by the write
+   * methods right after their statement, so no caller can forget it.
+   */
+  protected forgetAfterTransaction(tx: Tx | undefined, channel: string, owner: string | null): void {
+    afterTransaction(tx, () => NotifiedCache.forgetInScope(this.dataSource, channel, owner));
+  }
 
   /** The caller's transaction, or the data source's manager. */
   protected db(tx?: Tx): EntityManager {

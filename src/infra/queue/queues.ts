@@ -11,6 +11,7 @@ export const QUEUES = {
   runtimeBridge: 'runtime-bridge',
   webhookDelivery: 'webhook-delivery',
   passwordResets: 'password-resets',
+  accountDeletion: 'account-deletion',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -170,7 +170,7 @@ export class ContactsRepository extends SqlRepository {
     await this.execute(
       `UPDATE message_recipients r SET recipient_user_id = l.id
              FROM (SELECT ${linkedUserSql('c')} AS id FROM contacts c WHERE c.id = $1) l
-            WHERE r.contact_id = $1 AND r.recipient_user_id IS NULL AND l.id IS NOT NULL`,
+            WHERE r.contact_id = $1 AND r.recipient_user_id IS NULL AND r.recipient_erased_at IS NULL AND l.id IS NOT NULL`,
       [contactId],
       tx,
     );

@@ -2,7 +2,7 @@ import { Module, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { contentSecurityPolicy } from '../../common/http/web-pages';
-import { DESCRIPTOR_SCHEMA_URL_PATH } from '../descriptors/descriptor-contract';
+import { DESCRIPTOR_SCHEMA_URL_PATH } from '@soul-service/rules';
 import { DOCS_BASE } from './docs-pages';
 import { DOCS_CSS, DocsRenderer } from './docs-renderer';
 

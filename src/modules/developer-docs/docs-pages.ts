@@ -30,6 +30,9 @@ export const PROVIDER_PAGES: DocsPage[] = [
   { slug: 'versions', label: 'Versions and installs', summary: 'How a newly published version reaches existing installs.' },
   { slug: 'webhooks', label: 'Webhooks', summary: 'Outbound events, delivery, retries, secrets, and inbound events.' },
   { slug: 'webhook-signatures', label: 'Webhook signatures', summary: 'Verifying our signatures in Node and Python.' },
+  { slug: 'events-api', label: 'Events API', summary: 'Your app’s events for 30 days, to reconcile and catch up by event id.' },
+  { slug: 'execution-log', label: 'Execution log', summary: 'Every capability call by request id: phases, attempts and errors.' },
+  { slug: 'metrics', label: 'Metrics', summary: 'Calls, error rates and p50/p95 latency per capability; webhook delivery success.' },
   { slug: 'events', label: 'Real-time events', summary: 'The WebSocket gateway and its event reference.' },
   { slug: 'errors', label: 'Errors', summary: 'Every problem type and user API error code: meaning and how to retry.' },
 ];

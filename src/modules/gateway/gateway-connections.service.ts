@@ -107,7 +107,7 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
     const changesBefore = this.changesSeen;
     const user = await this.sessions.resolve(claims.sub, claims.sid);
     if (!user) {
-      const exists = (await this.users.profile(claims.sub)) !== null;
+      const exists = await this.users.stillExists(claims.sub);
       socket.close(exists ? CLOSE.INVALID_TOKEN : CLOSE.USER_DELETED, exists ? 'session ended' : 'user deleted');
       return null;
     }
@@ -311,7 +311,7 @@ export class GatewayConnections implements OnModuleInit, BeforeApplicationShutdo
   /** Applies a fresh session check (`current`, null when the session no longer stands) to connections of that one session. */
   private async judge(group: GatewayConnection[], current: AuthenticatedUser | null): Promise<void> {
     if (!current) {
-      const exists = (await this.users.profile(group[0].user.id)) !== null;
+      const exists = await this.users.stillExists(group[0].user.id);
       for (const connection of group)
         connection.close(exists ? CLOSE.INVALID_TOKEN : CLOSE.USER_DELETED, exists ? 'session revoked' : 'user deleted');
       return;

@@ -9,7 +9,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { isDependencyUnavailable } from '../../common/errors/error.filter';
 import { ProblemError } from '../../common/errors/problem-error';
 import { ExecutionTarget } from '../marketplace/installs.service';
-import { CapabilityDescriptor } from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor } from '@soul-service/rules';
 import { RealtimeSubscriptions } from '../runtime-bridge/realtime-subscriptions.service';
 import { RequestValidationError } from '../../common/errors/request-validation.error';
 import { isId } from '../../common/ids';

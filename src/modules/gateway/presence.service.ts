@@ -66,9 +66,10 @@ export class Presence {
   /**
    * Refreshes the entries of many connections (one heartbeat slot) without
    * waiting for Redis per connection: per user one ZADD of its connections and
-   * the two PEXPIREs, all in one pipeline (one round trip) on one server; on a
-   * cluster, where a pipeline may only touch one node's slots, the commands go
-   * out together instead (auto-pipelined per node). A connection whose entry was
+   * the two PEXPIREs, all issued in one turn of the event loop, so the shared
+   * client's auto-pipelining sends them as one pipeline per Redis node (one
+   * round trip on a single server; a plain pipeline would not do on a cluster,
+   * where it may only touch one node's slots). A connection whose entry was
    * lost (Redis restarted) is added again, as `touch` would.
    */
   async refresh(connections: Iterable<{ userId: string; connectionId: string }>): Promise<void> {
@@ -79,31 +80,17 @@ export class Presence {
       if (members) members.push(expiresAt, connectionId);
       else byUser.set(userId, [expiresAt, connectionId]);
     }
-    if (byUser.size === 0) return;
     const prefix = this.config.redisPrefix;
-    if (this.redis.isCluster) {
-      await Promise.all(
-        [...byUser].flatMap(([userId, members]) => {
-          const key = presenceConnectionsKey(prefix, userId);
-          return [
-            this.redis.zadd(key, ...members),
-            this.redis.pexpire(key, this.ttlMs),
-            this.redis.pexpire(presenceStatusKey(prefix, userId), this.ttlMs),
-          ];
-        }),
-      );
-      return;
-    }
-    const pipeline = this.redis.pipeline();
-    for (const [userId, members] of byUser) {
-      const key = presenceConnectionsKey(prefix, userId);
-      pipeline
-        .zadd(key, ...members)
-        .pexpire(key, this.ttlMs)
-        .pexpire(presenceStatusKey(prefix, userId), this.ttlMs);
-    }
-    const failure = (await pipeline.exec())?.find(([error]) => error)?.[0];
-    if (failure) throw failure;
+    await Promise.all(
+      [...byUser].flatMap(([userId, members]) => {
+        const key = presenceConnectionsKey(prefix, userId);
+        return [
+          this.redis.zadd(key, ...members),
+          this.redis.pexpire(key, this.ttlMs),
+          this.redis.pexpire(presenceStatusKey(prefix, userId), this.ttlMs),
+        ];
+      }),
+    );
   }
 
   /** Removes a connection; answers whether the user has no connection left (they went offline). */

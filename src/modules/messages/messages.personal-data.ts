@@ -6,6 +6,8 @@ import { MessagesService } from './messages.service';
 /**
  * `messages` section of the export: `sent` (with recipients) and `received`
  * (from linked users). Messages are kept when the soul record is deleted, hence no `eraseWithSoul`.
+ * With the account, the messages the user sent go by the cascade; those that
+ * reached them stay with their senders, sealed (`eraseWithAccount`).
  */
 @Injectable()
 @PersonalDataSection()
@@ -15,5 +17,9 @@ export class MessagesPersonalData implements PersonalDataSource {
 
   exportFor(userId: string, manager: EntityManager): Promise<unknown> {
     return this.messages.exportFor(userId, manager);
+  }
+
+  eraseWithAccount(userId: string, manager: EntityManager): Promise<number> {
+    return this.messages.sealReceived(manager, userId);
   }
 }

@@ -474,11 +474,26 @@ export class MessagesRepository extends SqlRepository {
     await this.execute(
       `UPDATE message_recipients r SET recipient_user_id = $2
          FROM contacts c
-        WHERE c.id = r.contact_id AND r.recipient_user_id IS NULL
+        WHERE c.id = r.contact_id AND r.recipient_user_id IS NULL AND r.recipient_erased_at IS NULL
           AND c.email IS NOT NULL AND lower(c.email) = lower($1) AND c.user_id <> $2`,
       [address, userId],
       tx,
     );
+  }
+
+  /**
+   * Marks the copies that reached a user whose account is being erased (in the
+   * erasure's transaction, before the user row goes): they stay with their
+   * senders, but the pending-contact rule never hands them to a later account
+   * of the same address. Answers how many.
+   */
+  async sealReceivedBy(tx: Tx, userId: string): Promise<number> {
+    const { count } = await this.changed(
+      `UPDATE message_recipients SET recipient_erased_at = now() WHERE recipient_user_id = $1 AND recipient_erased_at IS NULL`,
+      [userId],
+      tx,
+    );
+    return count;
   }
 
   /**

@@ -172,6 +172,15 @@ export class MessagesService {
     return this.messages.claimPendingForAddress(tx, userId, address);
   }
 
+  /**
+   * For an account erasure, inside its transaction and before the user row
+   * goes: what reached the user stays with its senders but is never handed to
+   * a later account of the same address. Answers how many copies.
+   */
+  sealReceived(tx: Tx, userId: string): Promise<number> {
+    return this.messages.sealReceivedBy(tx, userId);
+  }
+
   /** `GET /v1/messages?with=…`: newest first, keyset-paginated. */
   async history(userId: string, query: MessageHistoryQueryDto): Promise<MessageHistoryDto> {
     const limit = query.limit ?? DEFAULT_HISTORY_LIMIT;

@@ -1,15 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
 import { InstallsService } from '../marketplace/installs.service';
-import {
-  CapabilityDescriptor,
-  COMPONENTS,
-  Component,
-  Intent,
-  Placement,
-  PLACEMENTS,
-  TYPICAL_COMPONENTS,
-} from '../descriptors/capability-descriptor';
+import { CapabilityDescriptor, Component, COMPONENTS, Intent, Placement, PLACEMENTS, TYPICAL_COMPONENTS } from '@soul-service/rules';
 import { CachedState, StateCache } from '../runtime-bridge/state-cache';
 import { widgetParams } from '../runtime-bridge/state-poller';
 

@@ -6,6 +6,7 @@ import { DomainEvents } from '../events/domain-events';
 import { VersionLifecycle } from '../packages/version-lifecycle.service';
 import { ExportsService } from '../privacy/exports.service';
 import { ExecutionTraces } from '../runtime-bridge/execution-traces.service';
+import { AppEvents } from '../webhooks/app-events.service';
 
 /** How long dispatched outbox rows are kept for inspection before they are purged. */
 export const DISPATCHED_EVENT_RETENTION_DAYS = 7;
@@ -27,6 +28,7 @@ export class RetentionService {
     private readonly mail: MailOutbox,
     private readonly packages: VersionLifecycle,
     private readonly traces: ExecutionTraces,
+    private readonly appEvents: AppEvents,
   ) {}
 
   async purgeExpired(): Promise<Record<string, number>> {
@@ -38,6 +40,7 @@ export class RetentionService {
       mailPurged: await this.mail.purgeDelivered(),
       packagesSuspendedForInactivity: await this.packages.suspendInactive(),
       executionTracesPurged: await this.traces.purgeOld(),
+      appEventsPurged: await this.appEvents.purgeOld(),
       ...exports,
     };
     this.logger.log(counts, 'purged expired rows');

@@ -2,6 +2,7 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { OnApplicationBootstrap } from '@nestjs/common';
 import { Job, UnrecoverableError } from 'bullmq';
 import { QUEUES, STALLED_CHECK_MS } from '../../infra/queue/queues';
+import { CapabilityMetrics } from '../runtime-bridge/capability-metrics.service';
 import { RetentionService } from './retention.service';
 import { PurgeExpiredJob, PurgeExpiredResult, SYSTEM_JOBS, SystemQueue } from './system.queue';
 
@@ -11,6 +12,7 @@ export class SystemProcessor extends WorkerHost implements OnApplicationBootstra
   constructor(
     private readonly retention: RetentionService,
     private readonly systemQueue: SystemQueue,
+    private readonly capabilityMetrics: CapabilityMetrics,
   ) {
     super();
   }
@@ -23,6 +25,8 @@ export class SystemProcessor extends WorkerHost implements OnApplicationBootstra
     switch (job.name) {
       case SYSTEM_JOBS.purgeExpired:
         return this.retention.purgeExpired();
+      case SYSTEM_JOBS.rollUpCapabilityMetrics:
+        return { minutesRolledUp: (await this.capabilityMetrics.rollup()).minutes };
       default:
         throw new UnrecoverableError(`unknown system job "${job.name}"`);
     }

@@ -19,6 +19,12 @@ import { ConfirmationStarter1764001710000 } from './1764001710000-ConfirmationSt
 import { PasswordResets1764002130000 } from './1764002130000-PasswordResets';
 import { DeliveryPackage1764002240000 } from './1764002240000-DeliveryPackage';
 import { PlatformAuthInvalidation1764002300000 } from './1764002300000-PlatformAuthInvalidation';
+import { InstallTargetsInvalidation1764002800000 } from './1764002800000-InstallTargetsInvalidation';
+import { ConformanceRulesVersion1764002900000 } from './1764002900000-ConformanceRulesVersion';
+import { SessionControl1764002400000 } from './1764002400000-SessionControl';
+import { WebhookEndpoints1764002500000 } from './1764002500000-WebhookEndpoints';
+import { ProviderEventsAndExecutionLog1764002600000 } from './1764002600000-ProviderEventsAndExecutionLog';
+import { CapabilityMetrics1764002700000 } from './1764002700000-CapabilityMetrics';
 
 /**
  * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
@@ -46,4 +52,10 @@ export const MIGRATIONS = [
   PasswordResets1764002130000,
   DeliveryPackage1764002240000,
   PlatformAuthInvalidation1764002300000,
+  SessionControl1764002400000,
+  WebhookEndpoints1764002500000,
+  ProviderEventsAndExecutionLog1764002600000,
+  CapabilityMetrics1764002700000,
+  InstallTargetsInvalidation1764002800000,
+  ConformanceRulesVersion1764002900000,
 ];
