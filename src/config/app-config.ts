@@ -98,6 +98,8 @@ export interface AppConfig {
     tickMs: number;
     /** Base delay before re-opening a dropped or stale realtime stream (`REALTIME_RECONNECT_BASE_MS`). */
     reconnectBaseMs: number;
+    /** How often a `soul dev` stream pings, renews its session and checks its credential again (`DEV_SESSION_RENEW_MS`, default 15 s). */
+    devSessionRenewMs: number;
   };
   /** WebSocket gateway: heartbeat interval, notice before token expiry, and per-connection frame budget. */
   gateway: { heartbeatMs: number; expiryNoticeSeconds: number; framesPerSecond: number; frameBurst: number };
@@ -262,6 +264,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retryBudgetMs: v.RUNTIME_RETRY_BUDGET_MS,
       tickMs: v.RUNTIME_TICK_MS,
       reconnectBaseMs: v.REALTIME_RECONNECT_BASE_MS,
+      devSessionRenewMs: v.DEV_SESSION_RENEW_MS,
     },
     gateway: {
       heartbeatMs: v.GATEWAY_HEARTBEAT_MS,

@@ -206,6 +206,12 @@ export const ENV_SCHEMA = {
   RUNTIME_RETRY_BUDGET_MS: int(30_000, 0, 600_000, 'longest a caller waits for runtime retries inside one request'),
   RUNTIME_TICK_MS: int(5_000, 100, 3_600_000, 'how often the worker looks for due state polls and realtime subscriptions'),
   REALTIME_RECONNECT_BASE_MS: int(1_000, 10, 300_000, 'base delay before re-opening a dropped realtime stream'),
+  DEV_SESSION_RENEW_MS: int(
+    15_000,
+    100,
+    15_000,
+    'how often a `soul dev` stream pings, renews its session and checks its credential again (at most 15 s: the CLI counts 45 s of silence as a dropped stream)',
+  ),
   GATEWAY_HEARTBEAT_MS: int(25_000, 100, 300_000, 'WebSocket gateway heartbeat interval'),
   GATEWAY_EXPIRY_NOTICE_SECONDS: int(60, 1, 3600, 'notice before a gateway token expires'),
   GATEWAY_FRAMES_PER_SECOND: int(20, 1, 10_000, 'sustained client frames per connection'),

@@ -11,7 +11,15 @@ import type { AppConfig } from '../../src/config/app-config';
 import { TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
 import { goodPackageCapabilities } from '../support/provider-runtime';
-import { appToken, onboardDeveloper, publishPackage, registerApp, RegisteredApp } from '../support/providers';
+import {
+  appToken,
+  DEVELOPER_PASSWORD,
+  onboardDeveloper,
+  OnboardedDeveloper,
+  publishPackage,
+  registerApp,
+  RegisteredApp,
+} from '../support/providers';
 import { SmtpSink } from '../support/smtp-sink';
 import { bundleSoulCli, startSoul } from '../support/soul-cli';
 import { assertTestCaTrusted, testCertificate } from '../support/test-ca';
@@ -19,6 +27,8 @@ import { login, LoggedInUser } from '../support/users';
 import { waitFor } from '../support/wait-for';
 
 const DEVELOPER_EMAIL = 'dev-tunnel@example.com';
+/** Short, so a revoked credential ends the stream within the test (15 s by default). */
+const RENEW_MS = 400;
 const capabilities = () =>
   (goodPackageCapabilities() as Array<{ type: string; name: string }>).filter((c) => c.name === 'balance' || c.name === 'transfer');
 
@@ -35,6 +45,7 @@ describe('soul dev against the real service', () => {
   let url: string;
   let config: AppConfig;
   let app: RegisteredApp;
+  let developer: OnboardedDeveloper;
   let appAuth: { authorization: string };
   let publicRuntime: HttpsServer;
   let localRuntime: HttpServer;
@@ -74,12 +85,12 @@ describe('soul dev against the real service', () => {
     configDir = mkdtempSync(join(tmpdir(), 'soul-dev-config-'));
     smtp = await SmtpSink.start();
     idp = await TestIdentityProvider.start();
-    env = await TestEnvironment.create({ SMTP_URL: smtp.url, ...idp.env });
+    env = await TestEnvironment.create({ SMTP_URL: smtp.url, ...idp.env, DEV_SESSION_RENEW_MS: String(RENEW_MS) });
     const api = await env.startApi();
     url = api.url;
     config = api.app.get<AppConfig>(APP_CONFIG);
     await env.startWorker();
-    const developer = await onboardDeveloper(url, smtp, DEVELOPER_EMAIL);
+    developer = await onboardDeveloper(url, smtp, DEVELOPER_EMAIL);
     app = await registerApp(url, developer, { webhook_url: undefined });
     appAuth = { authorization: `Bearer ${await appToken(url, app)}` };
 
@@ -163,5 +174,66 @@ describe('soul dev against the real service', () => {
       .set(appAuth)
       .send({ status: 200, body: 'x'.repeat(3 * 1024 * 1024) })
       .expect(404);
+  });
+
+  /** A console session of the developer's own, to be signed out. */
+  const consoleToken = async () =>
+    (await request(url).post('/v1/providers/auth/login').send({ email: DEVELOPER_EMAIL, password: DEVELOPER_PASSWORD }).expect(200)).body
+      .token as string;
+
+  it('ends the stream with `event: end` at the next check once its credential is revoked, and no call is routed to it after', async () => {
+    const token = await consoleToken();
+    const response = await fetch(`${url}/v1/providers/dev/session?app_id=${app.id}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const readUntil = async (done: () => boolean) => {
+      while (!done()) {
+        const chunk = await reader.read();
+        if (chunk.done) return;
+        text += decoder.decode(chunk.value, { stream: true });
+      }
+    };
+    await readUntil(() => text.includes('event: ready'));
+    // Several checks pass while the credential stands: the stream stays open (pings) and routes.
+    await readUntil(() => text.split(': ping').length > 3);
+    expect(text).not.toContain('event: end');
+
+    await request(url)
+      .post('/v1/providers/auth/logout')
+      .set({ authorization: `Bearer ${token}` })
+      .expect(204);
+    await readUntil(() => false);
+    const end = /event: end\ndata: (.*)\n/.exec(text);
+    expect(end).not.toBeNull();
+    expect(JSON.parse(end![1])).toEqual({ code: 'invalid_token', detail: expect.stringMatching(/revoked/) });
+    // The session went with the stream: the developer's calls reach the published runtime again.
+    await waitFor(async () => (await balance(developerUser)).body.data?.available === 1520.75, {
+      what: 'calls back on the public runtime',
+    });
+    // The developer's other console session is untouched.
+    await request(url).get('/v1/providers/account').set(developer.auth).expect(200);
+  });
+
+  it('the CLI stops with the refusal when the service ends its session for a revoked credential, instead of reconnecting forever', async () => {
+    const token = await consoleToken();
+    const dev = startSoul(bundle, ['dev', '--url', localUrl, '--app', app.id], {
+      cwd: configDir,
+      env: { SOUL_BASE_URL: url, SOUL_CONFIG_DIR: configDir, SOUL_TOKEN: token, CI: 'true' },
+    });
+    try {
+      await waitFor(() => dev.stdout().includes('session_id'), { what: `soul dev to be ready (${dev.stdout()})` });
+      expect((await balance(developerUser).expect(200)).body.data.available).toBe(4242);
+      await request(url)
+        .post('/v1/providers/auth/logout')
+        .set({ authorization: `Bearer ${token}` })
+        .expect(204);
+      const finished = await dev.done;
+      expect(finished.code).not.toBe(0);
+      expect(JSON.parse(finished.stderr.trim().split('\n').pop()!)).toMatchObject({ error: { status: 401, code: 'invalid_token' } });
+    } finally {
+      if (dev.child.exitCode === null) dev.child.kill('SIGINT');
+    }
   });
 });

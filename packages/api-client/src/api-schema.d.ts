@@ -8638,7 +8638,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Server-sent events: first `event: ready` with data `{ session_id, app_id, user_id }` (user_id: the developer’s own user account, or null when none has their verified email), then `event: call` per call with data `{ call_id, method, path, headers, body }`; a `: ping` comment every 15 s */
+      /** @description Server-sent events: first `event: ready` with data `{ session_id, app_id, user_id }` (user_id: the developer’s own user account, or null when none has their verified email), then `event: call` per call with data `{ call_id, method, path, headers, body }`; a `: ping` comment every 15 s (`DEV_SESSION_RENEW_MS`), when the credential and the app are also checked again: when the token has expired or been revoked, the developer is suspended, the scope was taken away or the app is gone, the stream ends with `event: end` and data `{ code, detail }` (the problem a new request would get) */
       200: {
         headers: {
           'X-Service-Request-Id': components['headers']['X-Service-Request-Id'];

@@ -1,18 +1,32 @@
-import { BeforeApplicationShutdown, Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { BeforeApplicationShutdown, Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { PlatformProblems } from '../../common/openapi/error-responses';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
 import { AppsService } from '../providers/apps.service';
-import { PlatformRoute } from '../providers/auth/platform-auth.guard';
-import { PlatformPrincipal, Principal } from '../providers/auth/platform-principal';
+import { PlatformAuthGuard, PlatformRoute } from '../providers/auth/platform-auth.guard';
+import { PlatformPrincipal, PlatformRouteOptions, Principal } from '../providers/auth/platform-principal';
 import { visibleAppIds } from '../providers/visible-apps';
-import { DevSessions, SESSION_RENEW_MS } from './dev-sessions.service';
+import { DevSessions } from './dev-sessions.service';
 import { DevAnswerAckDto, DevAnswerDto, DevReadyDto, DevSessionQuery } from './dto/dev-session.dto';
 
 /** The route the CLI posts answers to, and its body limit: the largest tier's 5 MB answer, escaped as a JSON string, with room. */
 export const DEV_ANSWER_ROUTE = '/v1/providers/dev/session/calls/:call_id';
 export const DEV_ANSWER_BODY_LIMIT = 12 * 1024 * 1024;
+
+/** The stream's rules, checked when it opens and again at every renewal. */
+const STREAM_ROUTE: PlatformRouteOptions = { scope: 'capabilities:execute' };
+
+/** Why a stream was ended by the service, from the problem that refused its credential (`event: end`). */
+function endReason(error: unknown): { code: string; detail: string } {
+  const problem = error as { code?: unknown; message?: unknown };
+  return {
+    code: typeof problem.code === 'string' ? problem.code : 'session_ended',
+    detail: typeof problem.message === 'string' ? problem.message : 'The session ended',
+  };
+}
 
 /** `soul dev` (docs/runtime-bridge.md, "Developing against the live service"): the stream and the answers. */
 @ApiTags('runtime bridge')
@@ -23,10 +37,12 @@ export class DevSessionsController implements BeforeApplicationShutdown {
   constructor(
     private readonly sessions: DevSessions,
     private readonly apps: AppsService,
+    private readonly auth: PlatformAuthGuard,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get()
-  @PlatformRoute({ scope: 'capabilities:execute' })
+  @PlatformRoute(STREAM_ROUTE)
   @ApiOperation({
     summary:
       "Open the app's dev session (server-sent events): the runtime calls for the developer's own installs (their user account's verified email is the developer's) come as `call` events, answered with POST …/calls/{call_id}; other users' calls are unaffected",
@@ -34,7 +50,7 @@ export class DevSessionsController implements BeforeApplicationShutdown {
   @ApiProduces('text/event-stream')
   @ApiOkResponse({
     description:
-      'Server-sent events: first `event: ready` with data `{ session_id, app_id, user_id }` (user_id: the developer’s own user account, or null when none has their verified email), then `event: call` per call with data `{ call_id, method, path, headers, body }`; a `: ping` comment every 15 s',
+      'Server-sent events: first `event: ready` with data `{ session_id, app_id, user_id }` (user_id: the developer’s own user account, or null when none has their verified email), then `event: call` per call with data `{ call_id, method, path, headers, body }`; a `: ping` comment every 15 s (`DEV_SESSION_RENEW_MS`), when the credential and the app are also checked again: when the token has expired or been revoked, the developer is suspended, the scope was taken away or the app is gone, the stream ends with `event: end` and data `{ code, detail }` (the problem a new request would get)',
     content: { 'text/event-stream': { schema: { type: 'string' } } },
   })
   @PlatformProblems(404)
@@ -60,15 +76,34 @@ export class DevSessionsController implements BeforeApplicationShutdown {
     });
     this.streams.add(raw);
     send('ready', { session_id: session.sessionId, app_id: appId, user_id: session.userId } satisfies DevReadyDto);
-    const timer = setInterval(() => {
-      raw.write(': ping\n\n');
-      void session.renew().catch(() => undefined);
-    }, SESSION_RENEW_MS);
-    request.raw.once('close', () => {
+    const token = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')![1];
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
       clearInterval(timer);
       this.streams.delete(raw);
       void session.close().catch(() => undefined);
-    });
+    };
+    const timer = setInterval(() => {
+      raw.write(': ping\n\n');
+      void this.stillAdmitted(token, appId).then(
+        () => session.renew().catch(() => undefined),
+        (error: unknown) => {
+          // No call may reach the developer's machine on a credential that a new request would be refused with.
+          finish();
+          send('end', endReason(error));
+          raw.end();
+        },
+      );
+    }, this.config.runtimeBridge.devSessionRenewMs);
+    request.raw.once('close', finish);
+  }
+
+  /** Rejects with the problem a new request would get when the stream's credential or app no longer admits it. */
+  private async stillAdmitted(token: string, appId: string): Promise<void> {
+    const principal = await this.auth.authenticate(token, STREAM_ROUTE);
+    await visibleAppIds(this.apps, principal, appId);
   }
 
   @Post('calls/:call_id')

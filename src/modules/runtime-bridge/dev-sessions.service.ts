@@ -10,9 +10,8 @@ import type { OutboundHttp, OutboundInit } from '../../common/http/outbound-http
 import type { ExecutionTarget } from '../marketplace/installs.service';
 import { DevSessionsRepository } from './dev-sessions.repository';
 
-/** A session is live while its stream renews this key; a dead api instance's session lapses within it. */
-const SESSION_TTL_SECONDS = 45;
-export const SESSION_RENEW_MS = 15_000;
+/** A session is live while its stream renews its key: a dead api instance's session lapses after three missed renewals. */
+const RENEWALS_BEFORE_LAPSE = 3;
 /**
  * How long an instance trusts what it read of an app's session: every call of the bridge asks, so the answer
  * is kept this long per app (one Redis read per app per second at most). A session opened elsewhere takes
@@ -98,7 +97,8 @@ export class DevSessions {
     await this.bus.listen(channel, listener);
     const record = JSON.stringify({ sessionId, userId } satisfies SessionRecord);
     const renew = async () => {
-      if (userId) await this.redis.set(this.sessionKey(appId), record, 'EX', SESSION_TTL_SECONDS);
+      if (userId)
+        await this.redis.set(this.sessionKey(appId), record, 'PX', RENEWALS_BEFORE_LAPSE * this.config.runtimeBridge.devSessionRenewMs);
     };
     await renew();
     this.known.set(appId, { record: userId ? { sessionId, userId } : null, until: Date.now() + SESSION_MEMORY_MS });

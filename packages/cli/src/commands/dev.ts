@@ -177,11 +177,23 @@ interface Session {
   onCall(data: string): void;
 }
 
+/** Why the service ended a stream (`event: end`): the problem a new request with the same credential would get. */
+function endedBecause(data: string): string {
+  try {
+    const { code, detail } = JSON.parse(data) as { code?: unknown; detail?: unknown };
+    if (typeof code === 'string') return `the service ended the session: ${code}${typeof detail === 'string' ? ` (${detail})` : ''}`;
+  } catch {
+    // Not JSON: said as it is below.
+  }
+  return 'the service ended the session';
+}
+
 /**
- * One connection to the service's dev session: resolves when the service ends the stream (or Ctrl-C), throws
- * what else ended it. Events are handed over as they arrive; a call never holds up the stream.
+ * One connection to the service's dev session: resolves when the service ends the stream (or Ctrl-C), with the
+ * reason it gave if any, and throws what else ended it. Events are handed over as they arrive; a call never
+ * holds up the stream.
  */
-async function connect(session: Session): Promise<void> {
+async function connect(session: Session): Promise<string | undefined> {
   const { context, token, app } = session;
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -211,22 +223,24 @@ async function connect(session: Session): Promise<void> {
     const parser = createParser({ onEvent: (message) => events.push(message) });
     const reader = response.body.getReader() as ReadableStreamDefaultReader<Uint8Array>;
     const decoder = new TextDecoder();
+    let ended: string | undefined;
     try {
       for (;;) {
         const chunk = await reader.read();
-        if (chunk.done) return;
+        if (chunk.done) return ended;
         timer.refresh();
         parser.feed(decoder.decode(chunk.value, { stream: true }));
         for (const message of events.splice(0)) {
           if (message.event === 'call') session.onCall(message.data);
           if (message.event === 'ready') session.onReady(readyFrom(message.data));
+          if (message.event === 'end') ended = endedBecause(message.data);
         }
       }
     } finally {
       await reader.cancel().catch(() => undefined);
     }
   } catch (error) {
-    if (context.io.signal.aborted) return;
+    if (context.io.signal.aborted) return undefined;
     if (silence) throw new Error(silence);
     throw error;
   } finally {
@@ -342,8 +356,7 @@ export const dev: Command = {
       let reason: string;
       let retryAfterMs = 0;
       try {
-        await connect(session);
-        reason = 'the service ended the stream';
+        reason = (await connect(session)) ?? 'the service ended the stream';
       } catch (error) {
         if (isFatal(error)) throw error;
         reason = reasonOf(error);

@@ -32,9 +32,18 @@ export class PlatformAuthGuard implements CanActivate {
     const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(request.headers.authorization ?? '');
     if (!match)
       throw new ProblemError('invalid_token', 'Missing bearer token in the Authorization header', {}, { 'WWW-Authenticate': 'Bearer' });
-    const claims = await this.tokens.verify(match[1]);
-    request.principal = platformAccess(claims, await this.standing(claims), options);
+    request.principal = await this.authenticate(match[1], options);
     return true;
+  }
+
+  /**
+   * The principal a bearer token stands for under a route's rules, read now: a
+   * long-lived stream (`soul dev`) asks again while it stays open, so a token
+   * revoked, a developer suspended or a scope taken away ends it.
+   */
+  async authenticate(token: string, options: PlatformRouteOptions): Promise<PlatformPrincipal> {
+    const claims = await this.tokens.verify(token);
+    return platformAccess(claims, await this.standing(claims), options);
   }
 
   /**
