@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import Redis from 'ioredis';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../../src/common/errors/api-error';
-import { RateDecision, RateLimits } from '../../src/common/rate-limit/rate-limits.service';
+import { EXACT_BELOW, RateDecision, RateLimits } from '../../src/common/rate-limit/rate-limits.service';
 import {
   AddressRateLimitGuard,
   applyRateHeaders,
@@ -374,6 +374,58 @@ describe('rate-limit windows (Redis)', () => {
       await limits.consumeForAddress(key);
       expect(await again.consumeForAddress(key)).toMatchObject({ remaining: 1 });
     });
+  });
+});
+
+describe('a hot key: blocks reserved in Redis (RateLeases)', () => {
+  const withLimits = (perMinute: number, perDay: number) => ({ ...config, enterpriseLimits: { perMinute, perDay } });
+  const reservations = (client: Redis) =>
+    jest.spyOn(client as unknown as { reserveRateWindows: (...args: unknown[]) => unknown }, 'reserveRateWindows');
+  /** Long enough for every lease to end and give back (leases last 100 ms). */
+  const leasesEnded = () => new Promise((resolve) => setTimeout(resolve, 250));
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('asks Redis far less often than once a request, reports one request less remaining each time, and gives the unused points back', async () => {
+    const key = fresh('hot');
+    const hot = new RateLimits(redis, withLimits(10_000, 100_000));
+    const reserve = reservations(redis);
+    const remaining: number[] = [];
+    for (let i = 0; i < 100; i++) remaining.push((await hot.consumeForUser(key, 'enterprise')).remaining);
+    expect(remaining).toEqual(Array.from({ length: 100 }, (_v, i) => 10_000 - 1 - i));
+    expect(reserve.mock.calls.length).toBeLessThan(30);
+    await leasesEnded();
+    // Exactly the requests made, however many were reserved.
+    expect(await redis.get(counter('ent:0', key))).toBe('100');
+    expect(await redis.get(counter('ent:1', key))).toBe('100');
+  });
+
+  it(`counts one at a time below ${EXACT_BELOW} left: two instances hammering a window of 200 admit exactly 200 and count every request`, async () => {
+    const key = fresh('hot');
+    const a = new RateLimits(redis, withLimits(200, 1_000));
+    const b = new RateLimits(redis, withLimits(200, 1_000));
+    const reserve = reservations(redis);
+    const decisions = await Promise.all(Array.from({ length: 260 }, (_v, i) => (i % 2 ? a : b).consumeForUser(key, 'enterprise')));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(200);
+    expect(decisions.filter((d) => !d.allowed).every((d) => d.window === 'minute' && d.remaining === 0)).toBe(true);
+    // Hot enough to ask for blocks, but the window never had room to spare: each reservation was one request.
+    expect(reserve.mock.calls.some((call) => Number(call[3]) > 1)).toBe(true);
+    expect(reserve.mock.calls).toHaveLength(260);
+    expect(await redis.get(counter('ent:0', key))).toBe('260');
+  });
+
+  it('two instances hammering a roomy window admit exactly the limit between them, and count every request', async () => {
+    const key = fresh('hot');
+    const a = new RateLimits(redis, withLimits(1_000, 100_000));
+    const b = new RateLimits(redis, withLimits(1_000, 100_000));
+    const reserve = reservations(redis);
+    const decisions = await Promise.all(Array.from({ length: 1_200 }, (_v, i) => (i % 2 ? a : b).consumeForUser(key, 'enterprise')));
+    expect(reserve.mock.calls.length).toBeLessThan(1_200);
+    // Blocks come only from the room above the floor, so none is left unspent when the window fills.
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(1_000);
+    await leasesEnded();
+    expect(await redis.get(counter('ent:0', key))).toBe('1200');
+    expect(await redis.get(counter('ent:1', key))).toBe('1200');
   });
 });
 

@@ -1,9 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { REDIS } from '../../infra/redis/redis.module';
 import { hashTag, type RedisClient } from '../../infra/redis/redis-client';
+import { DEFAULT_LEASE_OPTIONS, RateLeases, Reservation, WindowCount } from './rate-leases';
 
 export type Tier = 'free' | 'pro' | 'enterprise';
 
@@ -63,37 +64,70 @@ interface CountedWindow extends Window {
 }
 
 /**
- * Counts one request in every window of a rule in one round trip: per window,
- * the counter is created with its expiry if missing, incremented, and its
- * remaining lifetime read (what rate-limiter-flexible's script does for one).
- * Returns consumed and pttl for each key in turn.
+ * Below this many requests left in a window, every request is counted on its
+ * own: a block reserved by one instance could otherwise make another refuse a
+ * request the window still has room for. Above it, a block takes at most a
+ * quarter of the room over this floor.
  */
-const COUNT_WINDOWS_LUA = `
-local out = {}
+export const EXACT_BELOW = 256;
+
+/**
+ * Counts up to ARGV[1] requests in every window of a rule in one round trip
+ * (ARGV[2i], ARGV[2i+1]: window i's duration and points): per window, the
+ * counter is created with its expiry if missing; the count is the number
+ * wanted, cut to a quarter of what the fullest window has left above
+ * EXACT_BELOW (the last ARGV), and never below one (a refused request counts
+ * too); each counter is incremented by it and its remaining lifetime read
+ * (what rate-limiter-flexible's script does for one). Returns the count, then
+ * consumed and pttl for each key in turn.
+ */
+const RESERVE_WINDOWS_LUA = `
+local wanted = tonumber(ARGV[1])
+local exactBelow = tonumber(ARGV[2 * #KEYS + 2])
 for i, key in ipairs(KEYS) do
-  local duration = tonumber(ARGV[i])
-  redis.call('set', key, 0, 'EX', duration, 'NX')
-  local consumed = redis.call('incrby', key, 1)
+  redis.call('set', key, 0, 'EX', tonumber(ARGV[2 * i]), 'NX')
+  local spare = math.floor((tonumber(ARGV[2 * i + 1]) - tonumber(redis.call('get', key)) - exactBelow) / 4)
+  if spare < wanted then wanted = spare end
+end
+if wanted < 1 then wanted = 1 end
+local out = { wanted }
+for i, key in ipairs(KEYS) do
+  local duration = tonumber(ARGV[2 * i])
+  local consumed = redis.call('incrby', key, wanted)
   local ttl = redis.call('pttl', key)
   if ttl == -1 then
     redis.call('expire', key, duration)
     ttl = 1000 * duration
   end
-  out[2 * i - 1] = consumed
-  out[2 * i] = ttl
+  out[2 * i] = consumed
+  out[2 * i + 1] = ttl
 end
 return out`;
+
+/** Uncounts ARGV[1] requests in each window that still has its counter (a reservation's unused points). */
+const GIVE_BACK_LUA = `
+for _, key in ipairs(KEYS) do
+  if redis.call('pttl', key) > 0 then redis.call('decrby', key, tonumber(ARGV[1])) end
+end
+return 0`;
 
 /** Redis key of one window's counter for one key (user, app, address). */
 const windowKey = (w: CountedWindow, key: string): string => `${w.keyPrefix}:${hashTag(key)}`;
 
-type WindowCounter = RedisClient & { countRateWindows(keyCount: number, ...keysThenDurations: Array<string | number>): Promise<number[]> };
+type WindowCounter = RedisClient & {
+  reserveRateWindows(keyCount: number, ...keysThenArgs: Array<string | number>): Promise<number[]>;
+  giveBackRateWindows(keyCount: number, ...keysThenPoints: Array<string | number>): Promise<number>;
+};
 
 /**
  * Fixed-window counters in Redis, atomic across api instances; the windows of
  * one rule (minute and day, burst and sustained) are counted by one script in
- * one round trip. If Redis is unreachable each instance falls back to an
- * in-memory limiter with the same rules rather than failing every request.
+ * one round trip. A key this instance sees many requests of at once reserves
+ * a block of them in that round trip (`RateLeases`): still counted in Redis
+ * before each is answered, never beyond the limit, and only while the window
+ * has room to spare (`EXACT_BELOW`). If Redis is unreachable
+ * each instance falls back to an in-memory limiter with the same rules rather
+ * than failing every request.
  */
 @Injectable()
 export class RateLimits {
@@ -106,10 +140,16 @@ export class RateLimits {
   private readonly custom = new Map<string, RateLimiterAbstract>();
   private readonly perKey = new Map<string, CountedWindow>();
   private readonly window: (rule: string, name: string, w: Window) => CountedWindow;
+  private readonly logger = new Logger(RateLimits.name);
+  private readonly leases = new RateLeases({
+    ...DEFAULT_LEASE_OPTIONS,
+    onGiveBackError: (error: unknown) => this.logger.warn({ err: error }, 'rate limit: unused reserved requests not given back'),
+  });
 
   constructor(@Inject(REDIS) redis: RedisClient, @Inject(APP_CONFIG) config: AppConfig) {
-    if (!('countRateWindows' in redis)) {
-      redis.defineCommand('countRateWindows', { lua: COUNT_WINDOWS_LUA });
+    if (!('reserveRateWindows' in redis)) {
+      redis.defineCommand('reserveRateWindows', { lua: RESERVE_WINDOWS_LUA });
+      redis.defineCommand('giveBackRateWindows', { lua: GIVE_BACK_LUA });
     }
     this.redis = redis as WindowCounter;
     const window = (this.window = (rule: string, name: string, w: Window): CountedWindow => ({
@@ -228,14 +268,27 @@ export class RateLimits {
     return decisions.reduce((tightest, d) => (d.remaining < tightest.remaining ? d : tightest));
   }
 
-  private async count(windows: CountedWindow[], key: string): Promise<Array<{ consumed: number; msBeforeNext: number }>> {
-    let reply: number[];
+  private async count(windows: CountedWindow[], key: string): Promise<WindowCount[]> {
+    const keys = windows.map((w) => windowKey(w, key));
     try {
-      reply = await this.redis.countRateWindows(
-        windows.length,
-        ...windows.map((w) => windowKey(w, key)),
-        ...windows.map((w) => w.duration),
-      );
+      return await this.leases.take(keys.join(' '), {
+        reserve: async (wanted: number): Promise<Reservation> => {
+          const reply = await this.redis.reserveRateWindows(
+            keys.length,
+            ...keys,
+            wanted,
+            ...windows.flatMap((w) => [w.duration, w.points]),
+            EXACT_BELOW,
+          );
+          return {
+            reserved: Number(reply[0]),
+            windows: windows.map((_w, i) => ({ consumed: Number(reply[2 * i + 1]), msBeforeNext: Number(reply[2 * i + 2]) })),
+          };
+        },
+        giveBack: async (points: number, indexes: number[]) => {
+          await this.redis.giveBackRateWindows(indexes.length, ...indexes.map((i) => keys[i]), points);
+        },
+      });
     } catch {
       // Redis is away: count in this process (the Redis client reports the outage once).
       return Promise.all(
@@ -248,6 +301,5 @@ export class RateLimits {
         }),
       );
     }
-    return windows.map((_w, i) => ({ consumed: Number(reply[2 * i]), msBeforeNext: Number(reply[2 * i + 1]) }));
   }
 }

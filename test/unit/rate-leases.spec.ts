@@ -1,0 +1,214 @@
+import { LeaseOptions, RateLeases, Reservation, ReservationStore } from '../../src/common/rate-limit/rate-leases';
+
+/**
+ * RateLeases against a store that counts like the Redis script (reserve what is
+ * wanted, cut to what the fullest window has left, at least one) on a clock the
+ * test moves by hand. The Redis side is tested in rate-limits.spec.ts.
+ */
+class CountingStore implements ReservationStore {
+  counts: number[];
+  reservations: number[] = [];
+  givenBack: Array<{ points: number; windows: number[] }> = [];
+  failGiveBack = false;
+  private gate: Promise<void> | null = null;
+
+  constructor(
+    private readonly limits: number[],
+    private readonly windowMs: number[],
+    private readonly clock: { now: number },
+    private readonly startedAt = clock.now,
+  ) {
+    this.counts = limits.map(() => 0);
+  }
+
+  /** Holds the next reservation until `open()`: requests arriving meanwhile find it in flight. */
+  hold(): () => void {
+    let open!: () => void;
+    this.gate = new Promise<void>((resolve) => (open = resolve));
+    return () => open();
+  }
+
+  async reserve(wanted: number): Promise<Reservation> {
+    this.reservations.push(wanted);
+    if (this.gate) {
+      const gate = this.gate;
+      this.gate = null;
+      await gate;
+    }
+    const left = Math.min(...this.limits.map((limit, i) => limit - this.counts[i]));
+    const reserved = Math.max(1, Math.min(wanted, left));
+    this.counts = this.counts.map((c) => c + reserved);
+    return {
+      reserved,
+      windows: this.counts.map((consumed, i) => ({ consumed, msBeforeNext: this.startedAt + this.windowMs[i] - this.clock.now })),
+    };
+  }
+
+  async giveBack(points: number, windows: number[]): Promise<void> {
+    this.givenBack.push({ points, windows });
+    if (this.failGiveBack) throw new Error('store away');
+    for (const i of windows) this.counts[i] -= points;
+  }
+}
+
+const clock = { now: 1_000_000 };
+let giveBackErrors: unknown[];
+
+function leases(overrides: Partial<LeaseOptions> = {}): RateLeases {
+  return new RateLeases({
+    hotThreshold: 4,
+    sliceMs: 100,
+    maxBlock: 10,
+    leaseMs: 100,
+    giveBackMarginMs: 250,
+    now: () => clock.now,
+    onGiveBackError: (error) => giveBackErrors.push(error),
+    ...overrides,
+  });
+}
+
+/** Lets the give-back promise chains run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+beforeEach(() => {
+  clock.now = 1_000_000;
+  giveBackErrors = [];
+  jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick'] });
+});
+
+afterEach(() => {
+  jest.useRealTimers();
+});
+
+describe('RateLeases', () => {
+  it('counts a cold key one request per reservation, as without leases', async () => {
+    const store = new CountingStore([100], [60_000], clock);
+    const l = leases();
+    for (let i = 1; i <= 3; i++) {
+      expect(await l.take('k', store)).toEqual([{ consumed: i, msBeforeNext: 60_000 - 40 * (i - 1) }]);
+      clock.now += 40; // 3 requests over 120 ms: never 4 in a slice
+    }
+    expect(store.reservations).toEqual([1, 1, 1]);
+  });
+
+  it('reserves a block once a key is hot, spends it without the store, and reports each request as counted', async () => {
+    const store = new CountingStore([100, 1000], [60_000, 86_400_000], clock);
+    const l = leases();
+    const seen: number[][] = [];
+    for (let i = 0; i < 8; i++) seen.push((await l.take('k', store)).map((w) => w.consumed));
+    // Three cold requests, then the fourth of the slice reserves 4, and the eighth, once those are spent, 8.
+    expect(store.reservations).toEqual([1, 1, 1, 4, 8]);
+    expect(seen).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [4, 4],
+      [5, 5],
+      [6, 6],
+      [7, 7],
+      [8, 8],
+    ]);
+    expect(store.counts).toEqual([15, 15]);
+  });
+
+  it('never reserves more than the fullest window has left, and refuses (counts one) once it is full', async () => {
+    const store = new CountingStore([6, 1000], [60_000, 86_400_000], clock);
+    const l = leases();
+    const consumed: number[] = [];
+    for (let i = 0; i < 9; i++) consumed.push((await l.take('k', store))[0].consumed);
+    expect(consumed).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // Asked 1, 1, 1, then 4 (3 reserved: all that was left), then one each for the refused requests.
+    expect(store.reservations.slice(0, 4)).toEqual([1, 1, 1, 4]);
+    expect(store.counts).toEqual([9, 9]);
+  });
+
+  it('gives the unused points back when the lease ends, to the windows that are still current', async () => {
+    const store = new CountingStore([100, 1000], [200, 86_400_000], clock);
+    const l = leases();
+    for (let i = 0; i < 4; i++) await l.take('k', store);
+    expect(store.counts).toEqual([7, 7]); // 3 + a block of 4, one of it used
+    // The minute-like window ends within the margin: its counter may be the next window's, so it gets nothing.
+    clock.now += 100;
+    jest.advanceTimersByTime(100);
+    await settle();
+    expect(store.givenBack).toEqual([{ points: 3, windows: [1] }]);
+    expect(store.counts).toEqual([7, 4]);
+    // Ended once: nothing more goes back later.
+    jest.advanceTimersByTime(1000);
+    await settle();
+    expect(store.givenBack).toHaveLength(1);
+  });
+
+  it('a lease past its time is not spent: its unused points go back before the next reservation', async () => {
+    const store = new CountingStore([100], [60_000], clock);
+    const l = leases();
+    for (let i = 0; i < 4; i++) await l.take('k', store);
+    expect(store.counts).toEqual([7]);
+    clock.now += 150; // past validUntil; the timer has not run yet
+    const [after] = await l.take('k', store);
+    expect(store.givenBack).toEqual([{ points: 3, windows: [0] }]);
+    expect(after.consumed).toBe(5);
+  });
+
+  it('requests of a hot key that arrive during a reservation wait for it and spend from it', async () => {
+    const store = new CountingStore([100], [60_000], clock);
+    const l = leases();
+    for (let i = 0; i < 3; i++) await l.take('k', store);
+    const open = store.hold();
+    const waiting = [l.take('k', store), l.take('k', store), l.take('k', store)];
+    await settle();
+    expect(store.reservations).toEqual([1, 1, 1, 4]);
+    open();
+    const counted = (await Promise.all(waiting)).map(([w]) => w.consumed).sort();
+    expect(counted).toEqual([4, 5, 6]);
+    expect(store.reservations).toEqual([1, 1, 1, 4]);
+  });
+
+  it('keeps keys apart', async () => {
+    const a = new CountingStore([100], [60_000], clock);
+    const b = new CountingStore([100], [60_000], clock);
+    const l = leases();
+    for (let i = 0; i < 5; i++) await l.take('a', a);
+    expect((await l.take('b', b))[0].consumed).toBe(1);
+    expect(b.reservations).toEqual([1]);
+  });
+
+  it('cools down: a key quiet for a slice reserves one at a time again', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = leases();
+    for (let i = 0; i < 5; i++) await l.take('k', store);
+    clock.now += 300;
+    jest.advanceTimersByTime(300);
+    await l.take('k', store);
+    expect(store.reservations.at(-1)).toBe(1);
+  });
+
+  it('caps a block at maxBlock', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = leases({ maxBlock: 6 });
+    for (let i = 0; i < 30; i++) await l.take('k', store);
+    expect(Math.max(...store.reservations)).toBe(6);
+  });
+
+  it('a failed give-back is reported, and the points stay counted (stricter, never looser)', async () => {
+    const store = new CountingStore([100], [60_000], clock);
+    store.failGiveBack = true;
+    const l = leases();
+    for (let i = 0; i < 4; i++) await l.take('k', store);
+    clock.now += 100;
+    jest.advanceTimersByTime(100);
+    await settle();
+    expect(giveBackErrors).toHaveLength(1);
+    expect(store.counts).toEqual([7]);
+  });
+
+  it('a failed reservation fails the request, and the next one reserves again', async () => {
+    const store = new CountingStore([100], [60_000], clock);
+    const l = leases();
+    for (let i = 0; i < 3; i++) await l.take('k', store);
+    const reserve = jest.spyOn(store, 'reserve').mockRejectedValueOnce(new Error('store away'));
+    await expect(l.take('k', store)).rejects.toThrow('store away');
+    reserve.mockRestore();
+    expect((await l.take('k', store))[0].consumed).toBe(4);
+  });
+});
