@@ -61,6 +61,7 @@ function leases(overrides: Partial<LeaseOptions> = {}): RateLeases {
     maxBlock: 10,
     leaseMs: 100,
     giveBackMarginMs: 250,
+    keysKept: 100,
     now: () => clock.now,
     onGiveBackError: (error) => giveBackErrors.push(error),
     ...overrides,
@@ -210,5 +211,138 @@ describe('RateLeases', () => {
     await expect(l.take('k', store)).rejects.toThrow('store away');
     reserve.mockRestore();
     expect((await l.take('k', store))[0].consumed).toBe(4);
+  });
+
+  /** Three cold requests and the hot fourth, which reserves a block of 4 (one of it spent). */
+  const heatUp = async (l: RateLeases, store: ReservationStore, id = 'k') => {
+    for (let i = 0; i < 4; i++) await l.take(id, store);
+  };
+
+  it('spends a lease until its last millisecond, not at it', async () => {
+    const store = new CountingStore([100], [60_000], clock);
+    const l = leases();
+    await heatUp(l, store);
+    clock.now += 99;
+    jest.advanceTimersByTime(99);
+    await l.take('k', store);
+    expect(store.reservations).toEqual([1, 1, 1, 4]);
+    clock.now += 1;
+    await l.take('k', store);
+    expect(store.reservations).toHaveLength(5);
+  });
+
+  it('reports the time left in each window from a lease, and never less than zero', async () => {
+    const store = new CountingStore([100, 1000], [50, 60_000], clock);
+    const l = leases();
+    await heatUp(l, store);
+    clock.now += 30;
+    expect(await l.take('k', store)).toEqual([
+      { consumed: 5, msBeforeNext: 20 },
+      { consumed: 5, msBeforeNext: 59_970 },
+    ]);
+    clock.now += 40;
+    expect(await l.take('k', store)).toEqual([
+      { consumed: 6, msBeforeNext: 0 },
+      { consumed: 6, msBeforeNext: 59_930 },
+    ]);
+  });
+
+  it('lets cold requests of one key go to the store side by side', async () => {
+    const store = new CountingStore([100], [60_000], clock);
+    const l = leases();
+    const open = store.hold();
+    const both = Promise.all([l.take('k', store), l.take('k', store)]);
+    await settle();
+    expect(store.reservations).toEqual([1, 1]);
+    open();
+    expect((await both).map(([w]) => w.consumed).sort()).toEqual([1, 2]);
+  });
+
+  it('carries a key’s pace into the next slice only', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = leases({ maxBlock: 100 });
+    for (let i = 0; i < 5; i++) await l.take('k', store);
+    // The next slice starts hot with the last slice's pace (5), and the lease of 4 is spent.
+    clock.now += 100;
+    await l.take('k', store);
+    await l.take('k', store);
+    await l.take('k', store);
+    expect(store.reservations).toEqual([1, 1, 1, 4, 5]);
+    // Two slices later the pace is forgotten.
+    clock.now += 200;
+    jest.advanceTimersByTime(300);
+    await l.take('k', store);
+    expect(store.reservations.at(-1)).toBe(1);
+  });
+
+  it('keeps the pace of several keys at once', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = leases();
+    for (let i = 0; i < 4; i++) {
+      await l.take('a', store);
+      await l.take('b', store);
+    }
+    expect(store.reservations).toEqual([1, 1, 1, 1, 1, 1, 4, 4]);
+  });
+
+  it('forgets every key’s pace once it knows keysKept keys', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = leases({ keysKept: 2 });
+    for (let i = 0; i < 3; i++) await l.take('a', store);
+    await l.take('b', store);
+    await l.take('c', store); // a third key: the pace of a and b is forgotten
+    await l.take('a', store);
+    expect(store.reservations).toEqual([1, 1, 1, 1, 1, 1]);
+  });
+
+  it('ends every lease, giving back what is unused, once it holds keysKept leases and another key is hot', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = leases({ keysKept: 2 });
+    await heatUp(l, store, 'a');
+    await heatUp(l, store, 'b');
+    expect(store.givenBack).toEqual([]);
+    await heatUp(l, store, 'c');
+    expect(store.givenBack).toEqual([
+      { points: 3, windows: [0] },
+      { points: 3, windows: [0] },
+    ]);
+    // A key that already holds a lease replaces its own: the others are kept.
+    for (let i = 0; i < 3; i++) await l.take('c', store);
+    await l.take('c', store);
+    expect(store.givenBack).toHaveLength(2);
+  });
+
+  it('an old lease ending on time leaves the newer one of its key alone', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = leases();
+    await heatUp(l, store);
+    for (let i = 0; i < 3; i++) await l.take('k', store); // the first block spent
+    clock.now += 50;
+    await l.take('k', store); // a new block, valid 50 ms past the first one's end
+    const reservations = store.reservations.length;
+    clock.now += 50;
+    jest.advanceTimersByTime(50);
+    await settle();
+    await l.take('k', store);
+    expect(store.reservations).toHaveLength(reservations);
+  });
+
+  it('gives nothing back for a lease that was spent, or whose windows all end within the margin', async () => {
+    const spent = new CountingStore([1000], [60_000], clock);
+    const l = leases();
+    await heatUp(l, spent);
+    for (let i = 0; i < 3; i++) await l.take('k', spent);
+    clock.now += 100;
+    jest.advanceTimersByTime(100);
+    await settle();
+    expect(spent.givenBack).toEqual([]);
+
+    const ending = new CountingStore([1000], [350], clock, clock.now);
+    await heatUp(l, ending, 'short');
+    clock.now += 100;
+    jest.advanceTimersByTime(100);
+    await settle();
+    // 250 ms left of the window at the lease's end: exactly the margin, so nothing goes back.
+    expect(ending.givenBack).toEqual([]);
   });
 });

@@ -28,6 +28,8 @@ export interface LeaseOptions {
   leaseMs: number;
   /** A window ending sooner than this gets nothing back: its counter may already be a new window's. */
   giveBackMarginMs: number;
+  /** Most keys remembered (their pace, their leases); past it they are forgotten, the leases ended. */
+  keysKept: number;
   now: () => number;
   /** Where a failed give-back goes (the points then stay counted until their window ends: stricter, never looser). */
   onGiveBackError: (error: unknown) => void;
@@ -39,6 +41,7 @@ export const DEFAULT_LEASE_OPTIONS: Omit<LeaseOptions, 'onGiveBackError'> = {
   maxBlock: 64,
   leaseMs: 100,
   giveBackMarginMs: 250,
+  keysKept: 10_000,
   now: Date.now,
 };
 
@@ -56,8 +59,6 @@ interface Heat {
   count: number;
   previous: number;
 }
-
-const KEYS_KEPT = 10_000;
 
 /**
  * Rate-limit counting for keys this process sees many requests of at once
@@ -116,7 +117,7 @@ export class RateLeases {
     const slice = Math.floor(this.options.now() / sliceMs);
     let heat = this.heat.get(id);
     if (!heat) {
-      if (this.heat.size >= KEYS_KEPT) this.heat.clear();
+      if (this.heat.size >= this.options.keysKept) this.heat.clear();
       heat = { slice, count: 0, previous: 0 };
       this.heat.set(id, heat);
     } else if (heat.slice !== slice) {
@@ -148,7 +149,7 @@ export class RateLeases {
 
   /** Remembers the lease and gives back what it has not used when it ends. */
   private keep(id: string, lease: Lease): void {
-    if (this.leases.size >= KEYS_KEPT && !this.leases.has(id)) {
+    if (this.leases.size >= this.options.keysKept && !this.leases.has(id)) {
       for (const [other, old] of this.leases) this.end(other, old);
     }
     const previous = this.leases.get(id);
