@@ -1,7 +1,8 @@
-import { BeforeApplicationShutdown, Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { BeforeApplicationShutdown, Body, Controller, Get, HttpCode, Inject, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
+import { ProblemError } from '../../common/errors/problem-error';
 import { PlatformProblems } from '../../common/openapi/error-responses';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
@@ -19,13 +20,13 @@ export const DEV_ANSWER_BODY_LIMIT = 12 * 1024 * 1024;
 /** The stream's rules, checked when it opens and again at every renewal. */
 const STREAM_ROUTE: PlatformRouteOptions = { scope: 'capabilities:execute' };
 
-/** Why a stream was ended by the service, from the problem that refused its credential (`event: end`). */
+/**
+ * Why a stream was ended by the service (`event: end`): the problem that refused its credential, or, when the
+ * check itself failed (the database away), a retryable `service_unavailable` that says nothing of the cause.
+ */
 function endReason(error: unknown): { code: string; detail: string } {
-  const problem = error as { code?: unknown; message?: unknown };
-  return {
-    code: typeof problem.code === 'string' ? problem.code : 'session_ended',
-    detail: typeof problem.message === 'string' ? problem.message : 'The session ended',
-  };
+  if (error instanceof ProblemError) return { code: error.code, detail: error.detail };
+  return { code: 'service_unavailable', detail: 'The session could not be checked again; reconnect' };
 }
 
 /** `soul dev` (docs/runtime-bridge.md, "Developing against the live service"): the stream and the answers. */
@@ -33,6 +34,7 @@ function endReason(error: unknown): { code: string; detail: string } {
 @Controller('v1/providers/dev/session')
 export class DevSessionsController implements BeforeApplicationShutdown {
   private readonly streams = new Set<ServerResponse>();
+  private readonly logger = new Logger(DevSessionsController.name);
 
   constructor(
     private readonly sessions: DevSessions,
@@ -88,9 +90,12 @@ export class DevSessionsController implements BeforeApplicationShutdown {
     const timer = setInterval(() => {
       raw.write(': ping\n\n');
       void this.stillAdmitted(token, appId).then(
-        () => session.renew().catch(() => undefined),
+        // A stream that closed while its check ran must not bring its session back.
+        () => (finished ? undefined : session.renew().catch(() => undefined)),
         (error: unknown) => {
           // No call may reach the developer's machine on a credential that a new request would be refused with.
+          if (!(error instanceof ProblemError))
+            this.logger.warn({ err: error, appId }, 'dev session: the credential could not be checked again');
           finish();
           send('end', endReason(error));
           raw.end();
