@@ -24,7 +24,7 @@ describe('consumer app: account page (sessions and account deletion)', () => {
 
   async function signIn(page: Page, who: { sub: string; name: string; email: string }): Promise<string> {
     await page.goto('/app');
-    await page.getByLabel('Identity provider token').fill(await idp.token(who));
+    await page.getByLabel('Identity provider token', { exact: true }).fill(await idp.token(who));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
     return page.evaluate<string>("JSON.parse(localStorage.getItem('soul.app.session')).user.id");

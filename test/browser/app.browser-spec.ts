@@ -53,7 +53,7 @@ describe('consumer app pages', () => {
 
   async function signIn(page: Page, who: { sub: string; name: string; email: string }): Promise<void> {
     await page.goto('/app');
-    await page.getByLabel('Identity provider token').fill(await idp.token(who));
+    await page.getByLabel('Identity provider token', { exact: true }).fill(await idp.token(who));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
   }
@@ -117,7 +117,7 @@ describe('consumer app pages', () => {
 
     await go(page, 'Marketplace');
     await page.getByRole('heading', { level: 1, name: 'Marketplace' }).waitFor();
-    await page.getByLabel('Search packages').fill('bank');
+    await page.getByLabel('Search packages', { exact: true }).fill('bank');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('heading', { name: 'Results for “bank”' }).waitFor();
     await screenshot(page, 'app-marketplace');
@@ -185,7 +185,7 @@ describe('consumer app pages', () => {
     // No action reaches the runtime without the user's click and confirmation.
     expect(runtime.requestsTo('/capabilities/transfer/execute')).toHaveLength(0);
     const transfer = widgets.getByRole('region', { name: 'Transfer (Acme Bank)' });
-    await transfer.getByLabel('Amount').fill('42.5');
+    await transfer.getByLabel('Amount', { exact: true }).fill('42.5');
     await transfer.getByRole('button', { name: 'Transfer…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Confirm: Transfer' });
     await dialog.waitFor();
@@ -241,7 +241,7 @@ describe('consumer app pages', () => {
     const addContact = async (page: Page, name: string, email: string) => {
       await go(page, 'Contacts');
       await page.getByLabel('Name', { exact: true }).fill(name);
-      await page.getByLabel('Email (optional)').fill(email);
+      await page.getByLabel('Email (optional)', { exact: true }).fill(email);
       await page.getByRole('button', { name: 'Add contact' }).click();
       await page.getByText(`${name} was added.`).waitFor();
       await page.getByRole('heading', { name, exact: true }).waitFor();
@@ -263,14 +263,14 @@ describe('consumer app pages', () => {
     await ada.locator('.page-title').getByText('Online').waitFor();
     await grace.locator('.page-title').getByText('Online').waitFor();
 
-    await ada.getByLabel('Message to Grace').fill('Hello Grace, shall we review the compiler?');
+    await ada.getByLabel('Message to Grace', { exact: true }).fill('Hello Grace, shall we review the compiler?');
     await ada.getByRole('button', { name: 'Send' }).click();
     await ada.getByRole('log').getByText('Hello Grace, shall we review the compiler?').waitFor();
     await grace.getByRole('log', { name: 'Messages with Ada' }).getByText('Hello Grace, shall we review the compiler?').waitFor();
 
-    await grace.getByLabel('Message to Ada').fill('Yes, after lunch.');
+    await grace.getByLabel('Message to Ada', { exact: true }).fill('Yes, after lunch.');
     await ada.getByText('Grace is typing…').waitFor();
-    await grace.getByLabel('Message to Ada').press('Enter');
+    await grace.getByLabel('Message to Ada', { exact: true }).press('Enter');
     await ada.getByRole('log', { name: 'Messages with Grace' }).getByText('Yes, after lunch.').waitFor();
     // Grace's page reported Ada's message read over the gateway.
     await ada.getByRole('log').getByText('Read', { exact: true }).waitFor();
@@ -308,8 +308,8 @@ describe('consumer app pages', () => {
     await page.getByText('1 contact, closest first.').waitFor();
 
     await go(page, 'Groups');
-    await page.getByLabel('Group name').fill('Apollo');
-    await page.getByLabel('Jean').check();
+    await page.getByLabel('Group name', { exact: true }).fill('Apollo');
+    await page.getByLabel('Jean', { exact: true }).check();
     await page.getByRole('button', { name: 'Create group' }).click();
     const group = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Apollo' }) });
     await group.getByText('Jean').waitFor();
@@ -349,7 +349,7 @@ describe('consumer app pages', () => {
     await page.getByRole('heading', { name: 'Traits' }).waitFor();
 
     await page.getByRole('button', { name: 'Edit traits and values' }).click();
-    await page.getByLabel('Communication style').selectOption('analytical');
+    await page.getByLabel('Communication style', { exact: true }).selectOption('analytical');
     await page.getByLabel('Values', { exact: true }).fill('curiosity\nprecision');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('analytical').waitFor();
@@ -396,9 +396,9 @@ describe('consumer app pages', () => {
     const page = await open();
     await signIn(page, { sub: 'uid-app-agent', name: 'Dorothy Vaughan', email: 'dorothy@example.com' });
     await go(page, 'Agent');
-    await page.getByLabel('To').fill('team@example.com');
-    await page.getByLabel('Subject').fill('Fortran class');
-    await page.getByLabel('What should it say?').fill('invite the team to the Fortran class on Friday');
+    await page.getByLabel('To', { exact: true }).fill('team@example.com');
+    await page.getByLabel('Subject', { exact: true }).fill('Fortran class');
+    await page.getByLabel('What should it say?', { exact: true }).fill('invite the team to the Fortran class on Friday');
     await page.getByRole('button', { name: 'Draft email' }).click();
     const draft = page.getByRole('textbox', { name: 'Draft (edit and copy)' });
     await draft.waitFor({ timeout: 20_000 });

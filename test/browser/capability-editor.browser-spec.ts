@@ -45,7 +45,7 @@ describe('developer console: the capability editor and its live preview', () => 
   });
 
   const heading = (p: Page, name: string | RegExp, level = 1) => p.getByRole('heading', { name, level });
-  const jsonView = () => page.getByLabel('Package descriptor (JSON)');
+  const jsonView = () => page.getByLabel('Package descriptor (JSON)', { exact: true });
   const card = (index: number) => page.getByRole('region', { name: new RegExp(`^Capability ${index}: `) });
   const jsonValue = async () =>
     JSON.parse(await jsonView().inputValue()) as Record<string, unknown> & { capabilities: Array<Record<string, unknown>> };
@@ -61,8 +61,8 @@ describe('developer console: the capability editor and its live preview', () => 
   async function logIn(p: Page) {
     await p.goto('/console/login');
     await heading(p, 'Log in').waitFor();
-    await p.getByLabel('Email').fill(developer.email);
-    await p.getByLabel('Password').fill(DEVELOPER_PASSWORD);
+    await p.getByLabel('Email', { exact: true }).fill(developer.email);
+    await p.getByLabel('Password', { exact: true }).fill(DEVELOPER_PASSWORD);
     await p.getByRole('button', { name: 'Log in' }).click();
     await heading(p, 'Overview').waitFor();
   }
@@ -97,16 +97,16 @@ describe('developer console: the capability editor and its live preview', () => 
     await page.getByRole('link', { name: 'Create a package' }).click();
     await heading(page, 'Create a package').waitFor();
 
-    await type(page.getByLabel('Package name'), 'Queue Desk');
-    await type(page.getByLabel('Slug'), 'queue-desk');
-    await type(page.getByLabel('Package description'), 'Support queue figures of Queue Desk.');
-    await page.getByLabel('Risk tier').selectOption('data_only');
-    await type(page.getByLabel('Runtime URL'), runtime.url);
+    await type(page.getByLabel('Package name', { exact: true }), 'Queue Desk');
+    await type(page.getByLabel('Slug', { exact: true }), 'queue-desk');
+    await type(page.getByLabel('Package description', { exact: true }), 'Support queue figures of Queue Desk.');
+    await page.getByLabel('Risk tier', { exact: true }).selectOption('data_only');
+    await type(page.getByLabel('Runtime URL', { exact: true }), runtime.url);
 
     // The template's capability goes; a new state capability comes.
     await page.getByRole('button', { name: 'Remove capability balance' }).click();
     await page.getByText('No capability yet').waitFor();
-    await page.getByLabel('Mode of the new capability').selectOption('state');
+    await page.getByLabel('Mode of the new capability', { exact: true }).selectOption('state');
     await page.getByRole('button', { name: 'Add capability' }).focus();
     await page.keyboard.press('Enter');
     const first = card(1);
@@ -115,20 +115,20 @@ describe('developer console: the capability editor and its live preview', () => 
     await type(first.getByLabel('Name', { exact: true }), capability.name);
     await heading(page, 'Capability 1: queue_stats', 3).waitFor();
     await type(first.getByLabel('Description', { exact: true }), capability.description);
-    await type(first.getByLabel('Refresh interval (seconds)'), '60');
-    await first.getByLabel('Params schema (JSON)').fill(JSON.stringify(capability.schema));
-    await first.getByLabel('Response schema (JSON)').fill(JSON.stringify(capability.responseSchema));
-    await first.getByLabel('Example params (JSON)').fill(JSON.stringify(capability.examples[0].params));
-    await first.getByLabel('Example response (JSON)').fill(JSON.stringify(capability.examples[0].response));
-    await type(first.getByLabel('Widget title'), 'Open tickets');
+    await type(first.getByLabel('Refresh interval (seconds)', { exact: true }), '60');
+    await first.getByLabel('Params schema (JSON)', { exact: true }).fill(JSON.stringify(capability.schema));
+    await first.getByLabel('Response schema (JSON)', { exact: true }).fill(JSON.stringify(capability.responseSchema));
+    await first.getByLabel('Example params (JSON)', { exact: true }).fill(JSON.stringify(capability.examples[0].params));
+    await first.getByLabel('Example response (JSON)', { exact: true }).fill(JSON.stringify(capability.examples[0].response));
+    await type(first.getByLabel('Widget title', { exact: true }), 'Open tickets');
     // Keyboard: Space on a checkbox takes progress_bar out of the preferred components.
-    await first.getByRole('group', { name: 'Preferred components' }).getByLabel('progress_bar').focus();
+    await first.getByRole('group', { name: 'Preferred components' }).getByLabel('progress_bar', { exact: true }).focus();
     await page.keyboard.press('Space');
     await first.getByRole('button', { name: 'Add fields of the example (open, history)' }).click();
-    await type(first.getByLabel('Label of open'), 'Open now');
-    await type(first.getByLabel('Unit of open'), 'tickets');
-    await first.getByLabel('Format of open').selectOption('integer');
-    await type(first.getByLabel('Label of history'), 'Open tickets, last 24 h');
+    await type(first.getByLabel('Label of open', { exact: true }), 'Open now');
+    await type(first.getByLabel('Unit of open', { exact: true }), 'tickets');
+    await first.getByLabel('Format of open', { exact: true }).selectOption('integer');
+    await type(first.getByLabel('Label of history', { exact: true }), 'Open tickets, last 24 h');
 
     const json = await jsonValue();
     expect(json).toEqual({
@@ -149,14 +149,14 @@ describe('developer console: the capability editor and its live preview', () => 
     (edited.capabilities[0].examples as Array<Record<string, unknown>>)[0].params = { queue: 'billing' };
     await jsonView().fill(JSON.stringify(edited, null, 2).replace('"Queue Desk"', '"Queue Desk'));
     await page.getByRole('status').getByText('The JSON view does not parse').waitFor();
-    expect(await card(1).getByLabel('Widget title').isDisabled()).toBe(true);
-    expect(await card(1).getByLabel('Widget title').inputValue()).toBe('Open tickets');
+    expect(await card(1).getByLabel('Widget title', { exact: true }).isDisabled()).toBe(true);
+    expect(await card(1).getByLabel('Widget title', { exact: true }).inputValue()).toBe('Open tickets');
 
     await jsonView().fill(JSON.stringify(edited, null, 2));
     await page.getByText('The JSON view does not parse').waitFor({ state: 'detached' });
-    expect(await card(1).getByLabel('Widget title').inputValue()).toBe('Open tickets now');
-    expect(await card(1).getByLabel('Widget title').isEnabled()).toBe(true);
-    expect(JSON.parse(await card(1).getByLabel('Example params (JSON)').inputValue())).toEqual({ queue: 'billing' });
+    expect(await card(1).getByLabel('Widget title', { exact: true }).inputValue()).toBe('Open tickets now');
+    expect(await card(1).getByLabel('Widget title', { exact: true }).isEnabled()).toBe(true);
+    expect(JSON.parse(await card(1).getByLabel('Example params (JSON)', { exact: true }).inputValue())).toEqual({ queue: 'billing' });
   });
 
   it('previews the widget with /app’s renderer from the example response: a stat row and a sparkline', async () => {
@@ -174,7 +174,7 @@ describe('developer console: the capability editor and its live preview', () => 
     expect(await widget.getByRole('progressbar').count()).toBe(0);
 
     // The preview follows the example as it is typed (after a short pause).
-    const example = card(1).getByLabel('Example response (JSON)');
+    const example = card(1).getByLabel('Example response (JSON)', { exact: true });
     await example.fill(JSON.stringify({ open: 15.4, history: [9, 11, 14, 12, 15] }));
     await stat('Open now').getByText('15 tickets').waitFor();
     await widget.locator('.sparkline-latest').getByText('15').waitFor();
@@ -203,14 +203,14 @@ describe('developer console: the capability editor and its live preview', () => 
     expect(colour).toBeDefined();
 
     await jsonView().fill(JSON.stringify(broken, null, 2));
-    expect(await card(1).getByLabel('Refresh interval (seconds)').inputValue()).toBe('0');
+    expect(await card(1).getByLabel('Refresh interval (seconds)', { exact: true }).inputValue()).toBe('0');
     await page.getByRole('button', { name: 'Create package' }).click();
     await page.getByRole('list', { name: 'Errors by field' }).waitFor();
     expect(await page.getByRole('list', { name: 'Errors by field' }).getByRole('listitem').count()).toBe(errors.length);
 
-    const intervalField = card(1).locator('.field', { has: page.getByLabel('Refresh interval (seconds)') });
+    const intervalField = card(1).locator('.field', { has: page.getByLabel('Refresh interval (seconds)', { exact: true }) });
     expect(await intervalField.locator('.field-error').textContent()).toBe(interval!.message);
-    expect(await card(1).getByLabel('Refresh interval (seconds)').getAttribute('aria-invalid')).toBe('true');
+    expect(await card(1).getByLabel('Refresh interval (seconds)', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     const others = card(1).getByRole('list', { name: 'Other errors in capability 1' });
     expect(await others.textContent()).toContain(colour!.field);
     expect(await others.textContent()).toContain(colour!.message);
@@ -219,8 +219,8 @@ describe('developer console: the capability editor and its live preview', () => 
 
   it('creates the package with exactly the descriptor of the JSON view', async () => {
     await jsonView().fill(JSON.stringify(capabilityDocument(), null, 2));
-    await card(1).getByLabel('Refresh interval (seconds)').waitFor();
-    expect(await card(1).getByLabel('Refresh interval (seconds)').inputValue()).toBe('60');
+    await card(1).getByLabel('Refresh interval (seconds)', { exact: true }).waitFor();
+    expect(await card(1).getByLabel('Refresh interval (seconds)', { exact: true }).inputValue()).toBe('60');
     const sent = page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/v1/providers/packages');
     await page.getByRole('button', { name: 'Create package' }).click();
     expect((await sent).postDataJSON()).toEqual({ ...capabilityDocument(), appId: app.id });
@@ -239,7 +239,7 @@ describe('developer console: the capability editor and its live preview', () => 
     await page.getByRole('link', { name: 'New version' }).click();
     await heading(page, 'New version of Queue Desk').waitFor();
     expect(await page.getByLabel('Version', { exact: true }).inputValue()).toBe('1.0.1');
-    const body = JSON.parse(await page.getByLabel('New version (JSON)').inputValue()) as Record<string, unknown>;
+    const body = JSON.parse(await page.getByLabel('New version (JSON)', { exact: true }).inputValue()) as Record<string, unknown>;
     expect(body).toEqual({ version: '1.0.1', capabilities: [capability] });
     const widget = card(1).getByRole('region', { name: 'Open tickets (Queue Desk)' });
     await widget.locator('.stat', { hasText: 'Open now' }).getByText('12 tickets').waitFor();

@@ -138,13 +138,13 @@ describe('consumer app: chat as people use it', () => {
   it('shows a group conversation live to its owner and its member, labelled, and never inside a one-to-one thread', async () => {
     const owner = await open(adaUser, '/app/groups');
     const member = await open(graceUser, '/app/inbox');
-    await owner.getByLabel('Group name').fill('Analytical Engine');
-    await owner.getByLabel('Grace').check();
+    await owner.getByLabel('Group name', { exact: true }).fill('Analytical Engine');
+    await owner.getByLabel('Grace', { exact: true }).check();
     await owner.getByRole('button', { name: 'Create group' }).click();
     await owner.getByRole('link', { name: 'Open Analytical Engine' }).click();
     await owner.getByRole('heading', { level: 1, name: 'Analytical Engine' }).waitFor();
     await live(owner);
-    await owner.getByLabel('Message to the group Analytical Engine').fill('Notes on the engine are ready.');
+    await owner.getByLabel('Message to the group Analytical Engine', { exact: true }).fill('Notes on the engine are ready.');
     await owner.getByRole('button', { name: 'Send' }).click();
     await owner.getByRole('log', { name: 'Messages in Analytical Engine' }).getByText('Notes on the engine are ready.').waitFor();
 
@@ -160,7 +160,7 @@ describe('consumer app: chat as people use it', () => {
     await first.getByText('Ada', { exact: true }).waitFor();
     // And the next one arrives on the open group page live.
     await live(member);
-    await owner.getByLabel('Message to the group Analytical Engine').fill('Second note: the mill.');
+    await owner.getByLabel('Message to the group Analytical Engine', { exact: true }).fill('Second note: the mill.');
     await owner.getByRole('button', { name: 'Send' }).click();
     await memberLog.getByRole('listitem').filter({ hasText: 'Second note: the mill.' }).getByText('Ada', { exact: true }).waitFor();
 
@@ -197,7 +197,7 @@ describe('consumer app: chat as people use it', () => {
     await member.getByRole('log', { name: 'Messages in Difference Engine' }).getByText('Tables by the method of differences.').waitFor();
     await member.getByText('Only Ada writes to this group.').waitFor();
     // No composer that could only fail.
-    expect(await member.getByLabel('Message to the group Difference Engine').count()).toBe(0);
+    expect(await member.getByLabel('Message to the group Difference Engine', { exact: true }).count()).toBe(0);
     expect(await member.getByRole('button', { name: 'Send' }).count()).toBe(0);
     expect(await seriousAxeViolations(member)).toEqual([]);
 
@@ -211,7 +211,7 @@ describe('consumer app: chat as people use it', () => {
 
     // The owner's page of the same group keeps its composer.
     const owner = await open(adaUser, `/app/groups/${groupId}`);
-    await owner.getByLabel('Message to the group Difference Engine').waitFor();
+    await owner.getByLabel('Message to the group Difference Engine', { exact: true }).waitFor();
   });
 
   it('keeps the saved traits when a soul edit changes only the values, and sends only what changed', async () => {
@@ -222,8 +222,8 @@ describe('consumer app: chat as people use it', () => {
       .expect(200);
     const page = await open(adaUser, '/app/soul');
     await page.getByRole('button', { name: 'Edit traits and values' }).click();
-    expect(await page.getByLabel('Communication style').inputValue()).toBe('expressive');
-    expect(await page.getByLabel('Humour').inputValue()).toBe('witty');
+    expect(await page.getByLabel('Communication style', { exact: true }).inputValue()).toBe('expressive');
+    expect(await page.getByLabel('Humour', { exact: true }).inputValue()).toBe('witty');
     expect(await page.getByLabel(/^Formality/).inputValue()).toBe('80');
     expect(await page.getByLabel(/^Empathy/).inputValue()).toBe('30');
     expect(await page.getByLabel('Values', { exact: true }).inputValue()).toBe('curiosity');
@@ -243,7 +243,7 @@ describe('consumer app: chat as people use it', () => {
     const carol = await addContact(adaUser, 'Carol', 'carol.not.yet@example.com');
     const sender = await open(adaUser, `/app/contacts/${adaToGrace}`);
     await live(sender);
-    await sender.getByLabel('Message to Grace').fill('Did you get the punched cards?');
+    await sender.getByLabel('Message to Grace', { exact: true }).fill('Did you get the punched cards?');
     await sender.getByRole('button', { name: 'Send' }).click();
     const reader = await open(graceUser, `/app/contacts/${graceToAda}`);
     await reader.getByRole('log', { name: 'Messages with Ada' }).getByText('Did you get the punched cards?').waitFor();
@@ -253,7 +253,7 @@ describe('consumer app: chat as people use it', () => {
     await mine.getByText('Read', { exact: true }).waitFor();
 
     await sender.goto(`/app/contacts/${carol}`);
-    await sender.getByLabel('Message to Carol').fill('Welcome aboard, Carol.');
+    await sender.getByLabel('Message to Carol', { exact: true }).fill('Welcome aboard, Carol.');
     await sender.getByRole('button', { name: 'Send' }).click();
     const waiting = sender.getByRole('log').getByRole('listitem').filter({ hasText: 'Welcome aboard, Carol.' });
     await waiting.getByText('Waiting for Carol to join').waitFor();
@@ -358,11 +358,11 @@ describe('consumer app: chat as people use it', () => {
     await page.getByRole('status', { name: /Live updates: (Offline|Connecting)/ }).waitFor();
     // Nobody's presence is known while the service cannot be reached.
     await page.locator('.page-title').getByText('Status unknown').waitFor();
-    await page.getByLabel('Message to Grace').fill('Written while the line was down.');
+    await page.getByLabel('Message to Grace', { exact: true }).fill('Written while the line was down.');
     await page.getByRole('button', { name: 'Send' }).click();
     const pending = page.getByRole('log').getByRole('listitem').filter({ hasText: 'Written while the line was down.' });
     await pending.getByText(/Waiting for the connection/).waitFor();
-    expect(await page.getByLabel('Message to Grace').inputValue()).toBe('');
+    expect(await page.getByLabel('Message to Grace', { exact: true }).inputValue()).toBe('');
     expect(lostAnswers).toBe(1);
 
     down = false;
@@ -406,7 +406,7 @@ describe('consumer app: chat as people use it', () => {
     expect(await page.evaluate<number>('window.scrollY')).toBe(0);
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
 
-    await page.getByLabel('Message to Grace').focus();
+    await page.getByLabel('Message to Grace', { exact: true }).focus();
     await page.keyboard.press('Tab');
     const ring = await page.evaluate<{ color: string; style: string; width: string }>(
       `(() => { const s = getComputedStyle(document.activeElement); return { color: s.outlineColor, style: s.outlineStyle, width: s.outlineWidth }; })()`,

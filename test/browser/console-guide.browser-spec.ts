@@ -97,7 +97,7 @@ describe('developer console: a console that guides', () => {
 
     await page.goto('/console/packages/new');
     await heading('Create a package').waitFor();
-    await page.getByLabel('Package descriptor (JSON)').fill(JSON.stringify(withoutName, null, 2));
+    await page.getByLabel('Package descriptor (JSON)', { exact: true }).fill(JSON.stringify(withoutName, null, 2));
     // Keyboard only: focus the button and press Enter.
     await page.getByRole('button', { name: 'Create package' }).focus();
     await page.keyboard.press('Enter');
@@ -124,7 +124,7 @@ describe('developer console: a console that guides', () => {
   });
 
   it('after creating a package points to the next step: a checklist of the lifecycle', async () => {
-    await page.getByLabel('Package descriptor (JSON)').fill(JSON.stringify(packageBody(), null, 2));
+    await page.getByLabel('Package descriptor (JSON)', { exact: true }).fill(JSON.stringify(packageBody(), null, 2));
     await page.getByRole('button', { name: 'Create package' }).click();
     await heading('Guided Bank').waitFor();
     packageId = /\/console\/packages\/(pkg_\w+)$/.exec(page.url())![1];
@@ -166,11 +166,11 @@ describe('developer console: a console that guides', () => {
     expect(await execute.textContent()).toContain('"params":{"account":"checking"}');
 
     // The capability chosen by keyboard: the action takes `input`.
-    await panel.getByLabel('Capability').focus();
+    await panel.getByLabel('Capability', { exact: true }).focus();
     await page.keyboard.press('ArrowDown');
     await execute.getByText(/capabilities\/transfer\/execute/).waitFor();
     expect(await execute.textContent()).toContain('"input":{');
-    await panel.getByLabel('Capability').selectOption('balance');
+    await panel.getByLabel('Capability', { exact: true }).selectOption('balance');
 
     // The copy button answers (clipboard, or a selection when the clipboard is refused).
     await panel.getByRole('button', { name: 'Copy execute command' }).focus();

@@ -66,15 +66,17 @@ describe('developer console: onboarding to a published package', () => {
 
     await page.getByRole('link', { name: 'Create a developer account' }).click();
     await heading('Create a developer account').waitFor();
-    await page.getByLabel('Company name').fill('Acme Tools');
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password').fill('too short');
+    await page.getByLabel('Company name', { exact: true }).fill('Acme Tools');
+    await page.getByLabel('Email', { exact: true }).fill(EMAIL);
+    await page.getByLabel('Password', { exact: true }).fill('too short');
     await page.getByRole('button', { name: 'Create account' }).click();
     // The browser's own check (minlength) keeps a short password from being sent.
     expect(
-      await page.getByLabel('Password').evaluate((input) => (input as unknown as { validity: { tooShort: boolean } }).validity.tooShort),
+      await page
+        .getByLabel('Password', { exact: true })
+        .evaluate((input) => (input as unknown as { validity: { tooShort: boolean } }).validity.tooShort),
     ).toBe(true);
-    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
     await heading('Check your email').waitFor();
     await page.getByText(EMAIL).waitFor();
@@ -107,23 +109,23 @@ describe('developer console: onboarding to a published package', () => {
     expect(totpSecret).toMatch(/^[A-Z2-7]+=*$/);
     await page.getByText(totpSecret, { exact: true }).waitFor();
 
-    await page.getByLabel('Code from your app').fill(wrongCode(authenticator.generate(totpSecret)));
+    await page.getByLabel('Code from your app', { exact: true }).fill(wrongCode(authenticator.generate(totpSecret)));
     await page.getByRole('button', { name: 'Turn on two-factor authentication' }).click();
     await page.getByRole('alert').getByText('does not match').waitFor();
     const confirmation = await freshTotp(totpSecret);
     lastTotpStep = confirmation.step;
-    await page.getByLabel('Code from your app').fill(confirmation.code);
+    await page.getByLabel('Code from your app', { exact: true }).fill(confirmation.code);
     await page.getByRole('button', { name: 'Turn on two-factor authentication' }).click();
     await page.getByText('Two-factor authentication is on. From now on').waitFor();
 
     await page.getByRole('button', { name: 'Log out' }).click();
     await heading('Log in').waitFor();
-    expect(await page.getByLabel('Authentication code').count()).toBe(0);
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
+    expect(await page.getByLabel('Authentication code', { exact: true }).count()).toBe(0);
+    await page.getByLabel('Email', { exact: true }).fill(EMAIL);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('alert').getByText('mfa_required').waitFor();
-    const code = page.getByLabel('Authentication code');
+    const code = page.getByLabel('Authentication code', { exact: true });
     await code.waitFor();
     // The code field takes the focus when it appears.
     await page.waitForFunction("document.activeElement?.getAttribute('name') === 'totp'");
@@ -143,10 +145,10 @@ describe('developer console: onboarding to a published package', () => {
     await page.getByText('No apps yet').waitFor();
     await page.getByRole('link', { name: 'Register an app' }).click();
     await page.getByLabel('Name', { exact: true }).fill('Acme Calendar');
-    await page.getByLabel('Description').fill('Calendar sync for Acme customers');
-    await page.getByLabel('Redirect URIs').fill('https://acme.example/callback\nhttps://acme.example/callback2');
-    await page.getByLabel('capabilities:execute').uncheck();
-    await page.getByLabel('Webhook URL').fill(receiver.url);
+    await page.getByLabel('Description', { exact: true }).fill('Calendar sync for Acme customers');
+    await page.getByLabel('Redirect URIs', { exact: true }).fill('https://acme.example/callback\nhttps://acme.example/callback2');
+    await page.getByLabel('capabilities:execute', { exact: true }).uncheck();
+    await page.getByLabel('Webhook URL', { exact: true }).fill(receiver.url);
     await page.getByRole('button', { name: 'Register app' }).click();
 
     await heading('Acme Calendar').waitFor();
@@ -186,7 +188,7 @@ describe('developer console: onboarding to a published package', () => {
     expect(await page.getByRole('region', { name: 'Client secret' }).count()).toBe(0);
 
     await page.getByRole('button', { name: 'Rotate client secret' }).click();
-    await dialog.getByLabel('Old secret stops working').selectOption({ label: 'Immediately' });
+    await dialog.getByLabel('Old secret stops working', { exact: true }).selectOption({ label: 'Immediately' });
     await dialog.getByRole('button', { name: 'Rotate secret' }).click();
     await dialog.waitFor({ state: 'hidden' });
     const rotated = (await page.getByRole('region', { name: 'Client secret' }).locator('code').textContent())!;
@@ -194,9 +196,11 @@ describe('developer console: onboarding to a published package', () => {
     await request(url).post('/v1/auth/token').auth(clientId, secret).type('form').send({ grant_type: 'client_credentials' }).expect(401);
 
     await page.getByRole('button', { name: 'Edit app details' }).click();
-    expect(await page.getByLabel('Redirect URIs').inputValue()).toBe('https://acme.example/callback\nhttps://acme.example/callback2');
-    expect(await page.getByLabel('capabilities:execute').isChecked()).toBe(false);
-    await page.getByLabel('Description').fill('Calendar and contacts sync');
+    expect(await page.getByLabel('Redirect URIs', { exact: true }).inputValue()).toBe(
+      'https://acme.example/callback\nhttps://acme.example/callback2',
+    );
+    expect(await page.getByLabel('capabilities:execute', { exact: true }).isChecked()).toBe(false);
+    await page.getByLabel('Description', { exact: true }).fill('Calendar and contacts sync');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await factValue(page, 'Description').getByText('Calendar and contacts sync').waitFor();
   });
@@ -205,7 +209,7 @@ describe('developer console: onboarding to a published package', () => {
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await heading('Webhooks of Acme Calendar').waitFor();
     expect(await page.getByLabel('Endpoint URL', { exact: true }).inputValue()).toBe(receiver.url);
-    await page.getByLabel('Timeout (seconds)').fill('10');
+    await page.getByLabel('Timeout (seconds)', { exact: true }).fill('10');
     await page.getByRole('button', { name: 'Save webhook profile' }).click();
     await page.getByText('Webhook profile saved.').waitFor();
     // The profile existed since registration: saving it reveals no new secret.
@@ -264,7 +268,7 @@ describe('developer console: onboarding to a published package', () => {
     await page.getByRole('link', { name: 'Create a package' }).click();
     await heading('Create a package').waitFor();
     await page.getByLabel('App', { exact: true }).selectOption(appId);
-    const descriptor = page.getByLabel('Package descriptor (JSON)');
+    const descriptor = page.getByLabel('Package descriptor (JSON)', { exact: true });
 
     await descriptor.fill('{ "name": "Acme Bank", ');
     await page.getByRole('button', { name: 'Create package' }).click();
@@ -369,10 +373,10 @@ describe('developer console: onboarding to a published package', () => {
   it('opens and closes the navigation menu at 390 px and navigates with it', async () => {
     const mobile = await newPage(browser, { baseURL: url, mobile: true });
     await mobile.goto('/console/packages');
-    await mobile.getByLabel('Email').fill(EMAIL);
-    await mobile.getByLabel('Password').fill(PASSWORD);
+    await mobile.getByLabel('Email', { exact: true }).fill(EMAIL);
+    await mobile.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await mobile.getByRole('button', { name: 'Log in' }).click();
-    await mobile.getByLabel('Authentication code').fill((await freshTotp(totpSecret, { afterStep: lastTotpStep })).code);
+    await mobile.getByLabel('Authentication code', { exact: true }).fill((await freshTotp(totpSecret, { afterStep: lastTotpStep })).code);
     await mobile.getByRole('button', { name: 'Log in' }).click();
     await mobile.getByRole('heading', { name: 'Packages', level: 1 }).waitFor();
 
@@ -402,16 +406,16 @@ describe('developer console: onboarding to a published package', () => {
     const email = 'late-reader@example.com';
     const other = await newPage(browser, { baseURL: url });
     await other.goto('/console/signup');
-    await other.getByLabel('Company name').fill('Initech');
-    await other.getByLabel('Email').fill(email);
-    await other.getByLabel('Password').fill(PASSWORD);
+    await other.getByLabel('Company name', { exact: true }).fill('Initech');
+    await other.getByLabel('Email', { exact: true }).fill(email);
+    await other.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await other.getByRole('button', { name: 'Create account' }).click();
     await other.getByRole('heading', { name: 'Check your email', level: 1 }).waitFor();
     const first = verifyPath(await smtp.mailTo(email));
 
     await other.getByRole('link', { name: 'Log in' }).click();
-    await other.getByLabel('Email').fill(email);
-    await other.getByLabel('Password').fill(PASSWORD);
+    await other.getByLabel('Email', { exact: true }).fill(email);
+    await other.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await other.getByRole('button', { name: 'Log in' }).click();
     await other.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
     const verify = other.getByRole('region', { name: 'Verify your email address' });
@@ -457,8 +461,8 @@ function verifyPath(mail: ReceivedMail): string {
 }
 
 async function logIn(page: Page) {
-  await page.getByLabel('Email').fill(EMAIL);
-  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByLabel('Email', { exact: true }).fill(EMAIL);
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
   await page.getByRole('button', { name: 'Log in' }).click();
 }
 

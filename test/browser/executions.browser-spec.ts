@@ -81,8 +81,8 @@ describe('developer console: execution log', () => {
     browser = await launchBrowser();
     page = await newPage(browser, { baseURL: url });
     await page.goto('/console/login');
-    await page.getByLabel('Email').fill(developer.email);
-    await page.getByLabel('Password').fill(DEVELOPER_PASSWORD);
+    await page.getByLabel('Email', { exact: true }).fill(developer.email);
+    await page.getByLabel('Password', { exact: true }).fill(DEVELOPER_PASSWORD);
     await page.getByRole('button', { name: 'Log in' }).click();
     await heading('Overview').waitFor();
   }, 120_000);
@@ -108,10 +108,10 @@ describe('developer console: execution log', () => {
     await screenshot(page, 'console-executions');
     expect(await seriousAxeViolations(page)).toEqual([]);
 
-    await page.getByLabel('Outcome').focus();
+    await page.getByLabel('Outcome', { exact: true }).focus();
     await page.keyboard.press('End'); // the last choice: failed
-    expect(await page.getByLabel('Outcome').inputValue()).toBe('failed');
-    await page.getByLabel('Error code').focus();
+    expect(await page.getByLabel('Outcome', { exact: true }).inputValue()).toBe('failed');
+    await page.getByLabel('Error code', { exact: true }).focus();
     await page.keyboard.type('CONFLICT');
     await page.keyboard.press('Enter');
     await waitFor(async () => (await logRows().count()) === 1 || undefined, { what: 'the filtered log' });
@@ -174,7 +174,7 @@ describe('developer console: execution log', () => {
     await heading('Events').waitFor();
     const items = page.getByRole('list', { name: 'Events, newest first' }).getByRole('listitem');
     await items.first().waitFor();
-    await page.getByLabel('Type').selectOption('capability.failed');
+    await page.getByLabel('Type', { exact: true }).selectOption('capability.failed');
     await waitFor(async () => (await items.count()) === 1 || undefined, { what: 'the capability.failed event alone' });
     const summary = items.first().locator('summary');
     await summary.focus();

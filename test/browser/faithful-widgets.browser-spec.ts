@@ -98,7 +98,7 @@ describe('web pages: widgets render what the descriptor says', () => {
     browser = await launchBrowser();
     page = await newPage(browser, { baseURL: url });
     await page.goto('/app');
-    await page.getByLabel('Identity provider token').fill(await idp.token(who));
+    await page.getByLabel('Identity provider token', { exact: true }).fill(await idp.token(who));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Your widgets' }).waitFor();
   }, 90_000);

@@ -75,8 +75,8 @@ describe('developer console: metrics per capability', () => {
     browser = await launchBrowser();
     page = await newPage(browser, { baseURL: url });
     await page.goto('/console/login');
-    await page.getByLabel('Email').fill(developer.email);
-    await page.getByLabel('Password').fill(DEVELOPER_PASSWORD);
+    await page.getByLabel('Email', { exact: true }).fill(developer.email);
+    await page.getByLabel('Password', { exact: true }).fill(DEVELOPER_PASSWORD);
     await page.getByRole('button', { name: 'Log in' }).click();
     await heading('Overview').waitFor();
   }, 120_000);
@@ -95,7 +95,7 @@ describe('developer console: metrics per capability', () => {
   it('draws calls and latency of each capability, with the numbers in text', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Metrics' }).click();
     await heading('Metrics').waitFor();
-    expect(await page.getByLabel('Package').inputValue()).toMatch(/^pkg_/);
+    expect(await page.getByLabel('Package', { exact: true }).inputValue()).toMatch(/^pkg_/);
     expect(await page.getByRole('radio', { name: 'Last 24 hours' }).isChecked()).toBe(true);
     await card().waitFor();
     const figures = card().locator('dl.metrics-figures');

@@ -57,7 +57,7 @@ describe('developer console: password reset', () => {
   it('reaches the request form from the login page by keyboard and asks for a link', async () => {
     await page.goto('/console');
     await heading(page, 'Log in').waitFor();
-    await page.getByLabel('Email').focus();
+    await page.getByLabel('Email', { exact: true }).focus();
     // Email, password, the Log in button, then the link.
     for (let i = 0; i < 3; i += 1) await page.keyboard.press('Tab');
     expect(await focusedText(page)).toBe('Forgot password?');
@@ -65,7 +65,7 @@ describe('developer console: password reset', () => {
 
     await heading(page, 'Reset your password').waitFor();
     expect(await seriousAxeViolations(page)).toEqual([]);
-    await page.getByLabel('Email').focus();
+    await page.getByLabel('Email', { exact: true }).focus();
     await page.keyboard.type(EMAIL);
     await page.keyboard.press('Enter');
     const sent = page.getByRole('status').filter({ hasText: 'link to choose a new password' });
@@ -91,18 +91,18 @@ describe('developer console: password reset', () => {
     await page.keyboard.press('Enter');
     await page.getByText('The two passwords differ').waitFor();
     expect(await focusedName(page)).toBe('repeat');
-    expect(await page.getByLabel('Repeat the new password').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Repeat the new password', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     expect(await seriousAxeViolations(page)).toEqual([]);
 
     // The sign-up rules hold: the API refuses a password containing the address, and the link stays usable.
     const withEmail = `my ${EMAIL} password`;
     await page.getByLabel('New password', { exact: true }).fill(withEmail);
-    await page.getByLabel('Repeat the new password').fill(withEmail);
+    await page.getByLabel('Repeat the new password', { exact: true }).fill(withEmail);
     await page.keyboard.press('Enter');
     await page.getByRole('alert').getByText('must not contain the email address').waitFor();
 
     await page.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
-    await page.getByLabel('Repeat the new password').fill(NEW_PASSWORD);
+    await page.getByLabel('Repeat the new password', { exact: true }).fill(NEW_PASSWORD);
     await page.keyboard.press('Enter');
     await page.getByRole('status').getByText('Your password is changed').waitFor();
     expect(await seriousAxeViolations(page)).toEqual([]);
@@ -111,8 +111,8 @@ describe('developer console: password reset', () => {
     await page.getByRole('link', { name: 'Log in' }).click();
     await heading(page, 'Log in').waitFor();
     await page.getByText('Log in with the new password').waitFor();
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password').fill(NEW_PASSWORD);
+    await page.getByLabel('Email', { exact: true }).fill(EMAIL);
+    await page.getByLabel('Password', { exact: true }).fill(NEW_PASSWORD);
     await page.keyboard.press('Enter');
     await heading(page, 'Overview').waitFor();
     await request(url).post('/v1/providers/auth/login').send({ email: EMAIL, password: DEVELOPER_PASSWORD }).expect(401);
@@ -121,7 +121,7 @@ describe('developer console: password reset', () => {
     const again = await newPage(browser, { baseURL: url });
     await again.goto(link);
     await again.getByLabel('New password', { exact: true }).fill('another new passphrase');
-    await again.getByLabel('Repeat the new password').fill('another new passphrase');
+    await again.getByLabel('Repeat the new password', { exact: true }).fill('another new passphrase');
     await again.getByRole('button', { name: 'Set the new password' }).click();
     await again.getByRole('alert').getByText('already used').waitFor();
     await again.getByRole('link', { name: 'Request a new reset link' }).waitFor();

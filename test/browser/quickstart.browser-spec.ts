@@ -117,7 +117,7 @@ describe('quickstart, followed in a browser from sign-up to the widget a user se
     const widgetName = `${state!.surfaceGuidance?.title ?? humanise(state!.name)} (${pkg.name})`;
     const app = await newPage(browser, { baseURL: url });
     await app.goto('/app');
-    await app.getByLabel('Identity provider token').fill(await idp.token(QUICKSTART_USER));
+    await app.getByLabel('Identity provider token', { exact: true }).fill(await idp.token(QUICKSTART_USER));
     await app.getByRole('button', { name: 'Sign in' }).click();
     await app.getByRole('heading', { name: 'Your widgets' }).waitFor();
     await app.getByRole('region', { name: widgetName }).waitFor();

@@ -40,18 +40,18 @@ describe('web pages: serving and sign-in', () => {
   it('signs a user in with an identity-provider token and out again', async () => {
     const page = await newPage(browser, { baseURL: url });
     await page.goto('/app');
-    await page.getByLabel('Identity provider token').fill(await idp.token({ sub: 'uid-shell', name: 'Ada Lovelace' }));
+    await page.getByLabel('Identity provider token', { exact: true }).fill(await idp.token({ sub: 'uid-shell', name: 'Ada Lovelace' }));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
     await page.getByText('Ada Lovelace').waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('Identity provider token').waitFor();
+    await page.getByLabel('Identity provider token', { exact: true }).waitFor();
   });
 
   it('shows the identity provider’s refusal of a bad token as an error on the form', async () => {
     const page = await newPage(browser, { baseURL: url });
     await page.goto('/app');
-    await page.getByLabel('Identity provider token').fill('not-a-token');
+    await page.getByLabel('Identity provider token', { exact: true }).fill('not-a-token');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expectAlert(page);
   });

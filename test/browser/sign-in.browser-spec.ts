@@ -61,7 +61,7 @@ describe('consumer app sign-in', () => {
     await page.getByRole('heading', { name: 'Welcome to Soul' }).waitFor();
     await page.getByText('First, sign in.').waitFor();
     await page.getByRole('button', { name: 'Sign in with a test user' }).waitFor();
-    expect(await page.getByLabel('Identity provider token').count()).toBe(0);
+    expect(await page.getByLabel('Identity provider token', { exact: true }).count()).toBe(0);
     expect(await seriousAxeViolations(page)).toEqual([]);
     await screenshot(page, 'app-sign-in');
 
@@ -70,8 +70,8 @@ describe('consumer app sign-in', () => {
     expect(new URL(page.url()).pathname).toBe('/dev-idp/sign-in');
     await page.getByText('No test users yet').waitFor();
     expect(await seriousAxeViolations(page)).toEqual([]);
-    await page.getByLabel('Name').fill('Alice Example');
-    await page.getByLabel('Email').fill('Alice@Example.com');
+    await page.getByLabel('Name', { exact: true }).fill('Alice Example');
+    await page.getByLabel('Email', { exact: true }).fill('Alice@Example.com');
     await screenshot(page, 'dev-idp-sign-in');
     await page.getByRole('button', { name: 'Create and sign in' }).click();
 
@@ -101,8 +101,8 @@ describe('consumer app sign-in', () => {
     const first = await newTab(context);
     await first.goto('/app/');
     await first.getByRole('button', { name: 'Sign in with a test user' }).click();
-    await first.getByLabel('Name').fill('Tab Tester');
-    await first.getByLabel('Email').fill('tabs@example.com');
+    await first.getByLabel('Name', { exact: true }).fill('Tab Tester');
+    await first.getByLabel('Email', { exact: true }).fill('tabs@example.com');
     await first.getByRole('button', { name: 'Create and sign in' }).click();
     await first.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
 
@@ -160,16 +160,16 @@ describe('consumer app sign-in', () => {
     const page = await newTab(context);
     await page.goto('/app/agent');
     await page.getByRole('button', { name: 'Sign in with a test user' }).click();
-    await page.getByLabel('Name').fill('Grace Hopper');
-    await page.getByLabel('Email').fill('grace@example.com');
+    await page.getByLabel('Name', { exact: true }).fill('Grace Hopper');
+    await page.getByLabel('Email', { exact: true }).fill('grace@example.com');
     await page.getByRole('button', { name: 'Create and sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Agent' }).waitFor();
 
-    await page.getByLabel('To').fill('bob@example.com');
-    await page.getByLabel('Subject').fill('Dinner & drinks?');
-    await page.getByLabel('What should it say?').fill('invite Bob to dinner on Friday');
+    await page.getByLabel('To', { exact: true }).fill('bob@example.com');
+    await page.getByLabel('Subject', { exact: true }).fill('Dinner & drinks?');
+    await page.getByLabel('What should it say?', { exact: true }).fill('invite Bob to dinner on Friday');
     await page.getByRole('button', { name: 'Draft email' }).click();
-    const draft = page.getByLabel('Draft (edit and copy)');
+    const draft = page.getByLabel('Draft (edit and copy)', { exact: true });
     await draft.waitFor();
     const text = await draft.inputValue();
     expect(text).toMatch(/^Hello Bob,\n\nWould you like to come over for dinner on Friday\?/);

@@ -73,7 +73,7 @@ describe('consumer app: what waits for the user', () => {
     page = await newPage(browser, { baseURL: url });
     await page.goto('/app');
     await page
-      .getByLabel('Identity provider token')
+      .getByLabel('Identity provider token', { exact: true })
       .fill(await idp.token({ sub: 'uid-waiting', name: 'Ada', email: 'ada-waiting@example.com' }));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();

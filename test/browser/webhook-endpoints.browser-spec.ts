@@ -77,7 +77,7 @@ describe('developer console: webhook endpoints', () => {
       .waitFor();
     await expectNoAxeFindings();
 
-    await page.getByLabel('New endpoint URL').focus();
+    await page.getByLabel('New endpoint URL', { exact: true }).focus();
     await page.keyboard.type(`${receiver.url}/billing`);
     await page.keyboard.press('Tab');
     await page.keyboard.type('Billing sync');

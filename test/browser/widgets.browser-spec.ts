@@ -43,7 +43,9 @@ describe('web pages: home widgets rendered by component', () => {
     await page.route('**/v1/surfaces/home_widgets', (route) => route.fulfill({ json: { placement: 'home_widgets', components } }));
     await page.route('**/v1/surfaces/daily_brief', (route) => route.fulfill({ json: { placement: 'daily_brief', components: [] } }));
     await page.goto('/app');
-    await page.getByLabel('Identity provider token').fill(await idp.token({ sub: `uid-widgets-${Date.now()}`, name: 'Wendy Widget' }));
+    await page
+      .getByLabel('Identity provider token', { exact: true })
+      .fill(await idp.token({ sub: `uid-widgets-${Date.now()}`, name: 'Wendy Widget' }));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Your widgets' }).waitFor();
     return page;
