@@ -3,6 +3,8 @@ import type { EntityManager, EntitySubscriberInterface, QueryRunner, Transaction
 
 /** Work waiting for the end of the outermost transaction of a query runner. */
 const waiting = new WeakMap<QueryRunner, Array<() => void>>();
+/** Work waiting for the outermost transaction's commit only (dropped on rollback). */
+const waitingForCommit = new WeakMap<QueryRunner, Array<() => void>>();
 
 /**
  * Runs `work` once the transaction that `tx` (a `Tx`) belongs to has ended (committed
@@ -14,14 +16,31 @@ const waiting = new WeakMap<QueryRunner, Array<() => void>>();
  * statement that changed the rows. `work` must not throw or wait.
  */
 export function afterTransaction(tx: EntityManager | undefined, work: () => void): void {
+  runAfter(waiting, tx, work);
+}
+
+/**
+ * Runs `work` once the transaction that `tx` belongs to has committed (never
+ * after a rollback), or at once when `tx` is no transaction. Meant for
+ * handing committed work on (JobOutbox.relayAfterCommit). Work registered in
+ * a savepoint that was rolled back still runs at the outer commit: it must
+ * find out for itself whether what it hands on exists. `work` must not throw
+ * or wait.
+ */
+export function afterCommit(tx: EntityManager | undefined, work: () => void): void {
+  runAfter(waitingForCommit, tx, work);
+}
+
+/** Waits in `map` for the end of `tx`'s outermost transaction, or runs at once without one. */
+function runAfter(map: WeakMap<QueryRunner, Array<() => void>>, tx: EntityManager | undefined, work: () => void): void {
   const runner = tx?.queryRunner;
   if (!runner?.isTransactionActive) {
     work();
     return;
   }
-  const list = waiting.get(runner);
+  const list = map.get(runner);
   if (list) list.push(work);
-  else waiting.set(runner, [work]);
+  else map.set(runner, [work]);
 }
 
 /**
@@ -34,18 +53,20 @@ export function afterTransaction(tx: EntityManager | undefined, work: () => void
 @EventSubscriber()
 export class TransactionEndSubscriber implements EntitySubscriberInterface {
   afterTransactionCommit(event: TransactionCommitEvent): void {
-    runWaiting(event.queryRunner);
+    runWaiting(event.queryRunner, true);
   }
 
   afterTransactionRollback(event: TransactionRollbackEvent): void {
-    runWaiting(event.queryRunner);
+    runWaiting(event.queryRunner, false);
   }
 }
 
-function runWaiting(runner: QueryRunner): void {
+function runWaiting(runner: QueryRunner, committed: boolean): void {
   if (runner.isTransactionActive) return;
-  const list = waiting.get(runner);
-  if (!list) return;
+  const list = waiting.get(runner) ?? [];
+  const onCommit = waitingForCommit.get(runner) ?? [];
   waiting.delete(runner);
+  waitingForCommit.delete(runner);
   for (const work of list) work();
+  if (committed) for (const work of onCommit) work();
 }

@@ -1,6 +1,7 @@
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import type { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { afterTransaction } from './after-transaction';
 import { NotifiedCache } from './notified-cache';
 
@@ -64,14 +65,22 @@ export abstract class SqlRepository {
   }
 
   /**
-   * A named prepared statement on the pool, outside any transaction (one
-   * statement is its own transaction): each connection parses and plans it
-   * once, then only binds and executes. For the few hot paths that are one
-   * statement (the message send), where parsing every time and TypeORM's
-   * per-query bookkeeping cost more than the work. `name` must be unique per
-   * SQL text.
+   * A named prepared statement: each connection parses and plans it once,
+   * then only binds and executes. On the pool (one statement is its own
+   * transaction), or on the connection of `tx`'s transaction. For the hot
+   * paths (the message send, the event dispatcher and the webhook drain),
+   * where parsing and planning every time and TypeORM's per-query
+   * bookkeeping cost more than the work: the backbone's statements spent as
+   * long being planned as being run. `name` must be unique per SQL text.
+   * Answers the rows, also of a bare `UPDATE … RETURNING` (no `[rows, count]`).
    */
-  protected async prepared<Row>(name: string, sql: string, params: unknown[]): Promise<Row[]> {
+  protected async prepared<Row>(name: string, sql: string, params: unknown[], tx?: Tx): Promise<Row[]> {
+    const runner = tx?.queryRunner as PostgresQueryRunner | undefined;
+    if (runner?.isTransactionActive) {
+      const client = (await runner.connect()) as PoolClient;
+      const result = await client.query<Row & object>({ name, text: sql, values: params });
+      return result.rows;
+    }
     const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
     const result = await pool.query<Row & object>({ name, text: sql, values: params });
     return result.rows;

@@ -31,17 +31,24 @@ export interface NewOutboxRow {
  * The one place outside this repository's methods that writes job_outbox, as
  * a part of another repository's statement: splitting that statement would
  * cost a round trip on the fan-out's hot path.
+ *
+ * With `writerRelays` the rows are written already marked relayed, wake no
+ * relay, and come back from the statement (as `OutboxRow`s): the caller
+ * hands them to `JobOutbox.relayAfterCommit`, which adds them to BullMQ.
  */
 export function outboxInsertFrom(
   job: { queue: QueueName; name: string; opts?: NewOutboxRow['opts'] },
   source: { from: string; idColumn: string; dataSql: string; where?: string },
   first: number,
+  options: { writerRelays?: boolean } = {},
 ): { sql: string; params: unknown[] } {
+  const relayed = options.writerRelays === true ? 'now()' : 'NULL';
   return {
-    sql: `INSERT INTO job_outbox (id, queue, name, data, opts)
-          SELECT ${source.idColumn}, $${first}, $${first + 1}, ${source.dataSql}, $${first + 2}::jsonb
+    sql: `INSERT INTO job_outbox (id, queue, name, data, opts, relayed_at, checked_at)
+          SELECT ${source.idColumn}, $${first}, $${first + 1}, ${source.dataSql}, $${first + 2}::jsonb, ${relayed}, ${relayed}
             FROM ${source.from} ${source.where ? `WHERE ${source.where}` : ''}
-          ON CONFLICT (id) DO NOTHING`,
+          ON CONFLICT (id) DO NOTHING
+          ${options.writerRelays === true ? 'RETURNING id, queue, name, data, opts' : ''}`,
     params: [job.queue, job.name, JSON.stringify(job.opts ?? {})],
   };
 }
@@ -78,6 +85,11 @@ export class JobOutboxRepository extends SqlRepository {
   /** The given rows that no relay has moved yet, without locking them. */
   findUnrelayed(ids: string[]): Promise<OutboxRow[]> {
     return this.rows<OutboxRow>(`SELECT id, queue, name, data, opts FROM job_outbox WHERE id = ANY($1) AND relayed_at IS NULL`, [ids]);
+  }
+
+  /** Hands rows marked relayed by their writer back to the relays (the writer could not add them to BullMQ). */
+  async unmarkRelayed(ids: string[]): Promise<void> {
+    await this.execute(`UPDATE job_outbox SET relayed_at = NULL, checked_at = NULL WHERE id = ANY($1) AND failed_at IS NULL`, [ids]);
   }
 
   /** Marks rows relayed unless a relay did meanwhile. */

@@ -5,6 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { JobsOptions, Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../../common/ids';
+import { afterCommit } from '../database/after-transaction';
 import { JobOutboxRepository, OutboxRow } from './job-outbox.repository';
 import { QueueName } from './queues';
 
@@ -90,6 +91,35 @@ export class JobOutbox {
       this.logger.warn({ err: error, ids }, 'immediate relay failed; the relay will move these jobs');
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Adds rows written in `manager`'s transaction with `writerRelays` (see
+   * `outboxInsertFrom`: already marked relayed, waking no relay) to BullMQ
+   * once that transaction commits: a lone event's drain job reaches its
+   * queue without a relay's wake-up and transaction in between. Never
+   * throws. If Redis refuses, the rows are handed back to the relays
+   * (unmarked); if this process dies between the commit and the add, the
+   * relay's sweep finds the jobs missing from BullMQ once they have gone
+   * unchecked for JOB_RELAY_CHECK_AFTER_MS and adds them, as it does after a
+   * Redis restart. A row written in a savepoint that was rolled back is added
+   * all the same; its job finds nothing to do (every job reads its work from
+   * the database).
+   */
+  relayAfterCommit(manager: EntityManager, rows: OutboxRow[]): void {
+    if (rows.length === 0) return;
+    afterCommit(manager, () => void this.addOrHandBack(rows));
+  }
+
+  private async addOrHandBack(rows: OutboxRow[]): Promise<void> {
+    try {
+      await this.add(rows);
+    } catch (error) {
+      this.logger.warn({ err: error, jobs: rows.length }, 'could not add jobs after their commit; handing them to the relays');
+      await this.outbox.unmarkRelayed(rows.map((row) => row.id)).catch((unmarkError: unknown) => {
+        this.logger.warn({ err: unmarkError, jobs: rows.length }, "could not hand jobs to the relays; the relay's sweep will add them");
+      });
     }
   }
 

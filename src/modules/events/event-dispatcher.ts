@@ -18,6 +18,15 @@ type Subscriber = {
 };
 
 const MAX_RETRY_DELAY_MS = 10 * 60_000;
+/**
+ * A drain that found nothing more due asks when the next held-back or retried
+ * event is due at most this often. The exact wake-ups come from elsewhere (a
+ * hold's NOTIFY payload, this process's own retry timers); the question only
+ * catches holds and retries whose wake-up this process missed (another
+ * worker's retry, a listener reconnecting), so it need not cost a statement
+ * per batch.
+ */
+const NEXT_DUE_CHECK_EVERY_MS = 1_000;
 
 /**
  * Worker-role dispatcher of the domain event outbox. Several drains per
@@ -25,8 +34,9 @@ const MAX_RETRY_DELAY_MS = 10 * 60_000;
  * with `FOR UPDATE SKIP LOCKED`; each batch is handed to every subscriber at
  * once (set-based work) and marked dispatched in the same transaction, so each
  * committed event reaches its subscribers exactly once. When a batch fails,
- * its events are handed over one by one in the same transaction: the failing
- * event is retried alone with backoff and never holds the others back.
+ * it rolls back and its events are handed over one by one, each in its own
+ * transaction: the failing event is retried alone with backoff and never
+ * holds the others back.
  *
  * Ordering: none across events. Drains run concurrently, so two events may
  * reach their subscribers in either order (as Stripe and Svix say of
@@ -40,6 +50,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
   private readonly drains: ConcurrentRuns;
   private sweepTimer: NodeJS.Timeout | null = null;
   private retryTimer: { at: number; timer: NodeJS.Timeout } | null = null;
+  private nextDueCheckedAt = 0;
   private stopped = false;
 
   constructor(
@@ -118,56 +129,59 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /**
-   * One batch in one transaction. The happy path takes one savepoint for the
-   * whole batch; only when a subscriber throws is the batch rolled back to it
-   * and its events handed over one by one (a savepoint each), so the failing
-   * ones are found and put off with backoff while the others are dispatched.
-   * The rows stay locked throughout: no other drain sees them meanwhile.
+   * One batch in one transaction: the claim marks the events dispatched, the
+   * subscribers do their work, and the commit makes both true at once (no
+   * savepoint on this path). When a subscriber throws, the whole transaction
+   * rolls back and the batch's events are dispatched again one by one, each in
+   * a transaction of its own, so the failing ones are found and put off with
+   * backoff while the others go through.
    */
   private async dispatchBatch(size: number): Promise<{ claimed: number; nextDueInMs: number | null }> {
-    const failed: Array<{ id: string; type: string; attempts: number; message: string }> = [];
     let nextDueInMs: number | null = null;
-    const claimed = await this.dataSource.transaction(async (manager) => {
-      const rows = await this.events.claimDue(manager, size);
-      if (rows.length < size) nextDueInMs = await this.events.nextDueInMs(manager);
-      if (rows.length === 0) return 0;
-      let dispatched = rows;
-      try {
-        await this.events.inSavepoint(manager, 'dispatch_batch', () => this.handOver(rows, manager));
-      } catch (error) {
-        this.logger.warn({ err: error, events: rows.length }, 'event batch failed; handing its events over one by one');
-        dispatched = [];
-        for (const row of rows) {
-          try {
-            await this.events.inSavepoint(manager, 'dispatch_event', () => this.handOver([row], manager));
-            dispatched.push(row);
-          } catch (eventError) {
-            failed.push({ id: row.id, type: row.type, attempts: row.attempts, message: errorMessage(eventError) });
-          }
+    let rows: ClaimedEvent[] = [];
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        rows = await this.events.claimDue(manager, size);
+        if (rows.length < size && Date.now() - this.nextDueCheckedAt >= NEXT_DUE_CHECK_EVERY_MS) {
+          this.nextDueCheckedAt = Date.now();
+          nextDueInMs = await this.events.nextDueInMs(manager);
         }
-      }
-      if (dispatched.length > 0) {
-        await this.events.markDispatched(
-          manager,
-          dispatched.map((row) => row.id),
-        );
-      }
-      for (const failure of failed) {
-        await this.events.postpone(manager, failure.id, failure.message.slice(0, 2000), retryDelay(failure.attempts));
-      }
-      this.metrics.eventsDispatched(dispatched.length);
-      return rows.length;
-    });
-    for (const failure of failed) {
-      const delay = retryDelay(failure.attempts);
+        if (rows.length > 0) await this.handOver(rows, manager);
+      });
+    } catch (error) {
+      if (rows.length === 0) throw error; // the claim itself failed: nothing was handed over
+      this.logger.warn({ err: error, events: rows.length }, 'event batch failed; dispatching its events one by one');
+      for (const row of rows) await this.dispatchOne(row.id);
+      return { claimed: rows.length, nextDueInMs };
+    }
+    this.metrics.eventsDispatched(rows.length);
+    return { claimed: rows.length, nextDueInMs };
+  }
+
+  /** One event of a failed batch in its own transaction; a failure holds it back with backoff. */
+  private async dispatchOne(id: string): Promise<void> {
+    const tried: { event: ClaimedEvent | null } = { event: null };
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        tried.event = await this.events.claimOne(manager, id);
+        if (tried.event) await this.handOver([tried.event], manager);
+      });
+      if (tried.event) this.metrics.eventsDispatched(1);
+    } catch (error) {
+      const event = tried.event;
+      if (!event) throw error; // the claim itself failed: the event stays due
+      // The claim rolled back with the work; `attempts` had counted this one.
+      const attemptsBefore = event.attempts - 1;
+      const delay = retryDelay(attemptsBefore);
+      const message = errorMessage(error);
+      await this.events.postpone(event.id, message.slice(0, 2000), delay);
       this.metrics.eventDispatchFailures(1);
       this.logger.warn(
-        { eventId: failure.id, type: failure.type, attempt: failure.attempts + 1, delayMs: delay },
-        `subscriber failed: ${failure.message}`,
+        { eventId: event.id, type: event.type, attempt: attemptsBefore + 1, delayMs: delay },
+        `subscriber failed: ${message}`,
       );
       this.wakeAt(Date.now() + delay);
     }
-    return { claimed, nextDueInMs };
   }
 
   /** Every subscriber gets the batch's events of its type, in claim order, in this transaction. */

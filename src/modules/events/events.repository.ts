@@ -48,7 +48,8 @@ export class EventsRepository extends SqlRepository {
   async insert(tx: Tx, event: NewEventRow): Promise<Date> {
     // One round trip: the row and the wake-up (delivered on commit, dropped on rollback). The payload is the hold
     // in milliseconds ("0" for none): a held-back event sets the dispatcher's timer instead of waking it for nothing.
-    const rows = await this.rows<{ created_at: Date }>(
+    const rows = await this.prepared<{ created_at: Date }>(
+      'events_insert',
       `WITH recorded AS (
          INSERT INTO events (id, type, payload, available_at)
          VALUES ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000)) RETURNING created_at)
@@ -116,18 +117,39 @@ export class EventsRepository extends SqlRepository {
     await this.execute(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, String(delayMs)]);
   }
 
-  /** Locks up to `size` due, undispatched events, oldest first, skipping those another drain holds. */
+  /**
+   * Claims up to `size` due, undispatched events, oldest first, skipping those
+   * another drain holds, and marks them dispatched, in one statement: the
+   * caller's transaction commits the mark together with the subscribers'
+   * work, or rolls both back. `attempts` comes back counting this one.
+   * Handed back in claim order (RETURNING keeps none).
+   */
   async claimDue(tx: Tx, size: number): Promise<ClaimedEvent[]> {
-    const rows = await this.rows<ClaimedRow>(
-      `SELECT id, type, payload, created_at, attempts FROM events
-        WHERE dispatched_at IS NULL AND available_at <= now()
-        ORDER BY created_at, id
-        LIMIT $1
-        FOR UPDATE SKIP LOCKED`,
+    const rows = await this.prepared<ClaimedRow>(
+      'events_claim_due',
+      `UPDATE events SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL
+        WHERE id IN (SELECT id FROM events
+                      WHERE dispatched_at IS NULL AND available_at <= now()
+                      ORDER BY created_at, id
+                      LIMIT $1
+                      FOR UPDATE SKIP LOCKED)
+        RETURNING id, type, payload, created_at, attempts`,
       [size],
       tx,
     );
-    return rows.map((row) => ({ id: row.id, type: row.type, payload: row.payload, createdAt: row.created_at, attempts: row.attempts }));
+    return inClaimOrder(rows);
+  }
+
+  /** The same claim for one event (dispatching a failed batch's events one by one); none when another drain took it. */
+  async claimOne(tx: Tx, id: string): Promise<ClaimedEvent | null> {
+    const { rows } = await this.changed<ClaimedRow>(
+      `UPDATE events SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL
+        WHERE id IN (SELECT id FROM events WHERE id = $1 AND dispatched_at IS NULL FOR UPDATE SKIP LOCKED)
+        RETURNING id, type, payload, created_at, attempts`,
+      [id],
+      tx,
+    );
+    return inClaimOrder(rows)[0] ?? null;
   }
 
   /**
@@ -145,34 +167,17 @@ export class EventsRepository extends SqlRepository {
     return row?.ms ?? null;
   }
 
-  async markDispatched(tx: Tx, ids: string[]): Promise<void> {
-    await this.execute(`UPDATE events SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1)`, [ids], tx);
-  }
-
-  /** Counts a failed attempt and holds the event back for `delayMs`. */
-  async postpone(tx: Tx, id: string, error: string, delayMs: number): Promise<void> {
+  /**
+   * Counts a failed attempt and holds the event back for `delayMs`, after the
+   * transaction that tried it rolled back (its claim with it). An event
+   * another drain dispatched meanwhile is left alone.
+   */
+  async postpone(id: string, error: string, delayMs: number): Promise<void> {
     await this.execute(
       `UPDATE events SET attempts = attempts + 1, last_error = $2, available_at = now() + make_interval(secs => $3::double precision / 1000)
-        WHERE id = $1`,
+        WHERE id = $1 AND dispatched_at IS NULL`,
       [id, error, delayMs],
-      tx,
     );
-  }
-
-  /**
-   * Runs `work` inside a savepoint of the dispatcher's transaction: released
-   * when it succeeds, rolled back to (undoing what the subscribers wrote) when
-   * it throws, and the error passed on.
-   */
-  async inSavepoint(tx: Tx, name: 'dispatch_batch' | 'dispatch_event', work: () => Promise<void>): Promise<void> {
-    await this.execute(`SAVEPOINT ${name}`, [], tx);
-    try {
-      await work();
-      await this.execute(`RELEASE SAVEPOINT ${name}`, [], tx);
-    } catch (error) {
-      await this.execute(`ROLLBACK TO SAVEPOINT ${name}`, [], tx);
-      throw error;
-    }
   }
 
   /** Deletes events dispatched more than `days` ago, in small batches; answers how many. */
@@ -186,4 +191,10 @@ export class EventsRepository extends SqlRepository {
       return count;
     });
   }
+}
+
+function inClaimOrder(rows: ClaimedRow[]): ClaimedEvent[] {
+  return rows
+    .map((row) => ({ id: row.id, type: row.type, payload: row.payload, createdAt: row.created_at, attempts: row.attempts }))
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

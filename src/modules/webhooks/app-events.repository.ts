@@ -45,7 +45,8 @@ export class AppEventsRepository extends SqlRepository {
 
   /** A dispatch batch in one statement; an event kept before (a re-dispatch after a crash) is skipped. */
   async insertMany(tx: Tx, events: NewAppEvent[]): Promise<void> {
-    await this.execute(
+    await this.prepared(
+      'app_events_insert_many',
       `INSERT INTO app_events (id, app_id, type, body, created_at)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
        ON CONFLICT (id) DO NOTHING`,

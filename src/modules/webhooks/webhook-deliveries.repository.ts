@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { SqlRepository, Tx } from '../../infra/database/sql-repository';
 import { outboxInsertFrom } from '../../infra/queue/job-outbox';
+import type { OutboxRow } from '../../infra/queue/job-outbox.repository';
 import { DRAIN_JOB } from './webhook-delivery.queue';
 
 /** A `webhook_deliveries` row, as the delivery log and the drain use it. */
@@ -134,12 +135,13 @@ export class WebhookDeliveriesRepository extends SqlRepository {
   /**
    * A fan-out batch in one statement: every delivery row and, for each endpoint in `drains` that got a pending
    * delivery in this statement, its drain job in the job outbox. An event already delivered to an endpoint is skipped.
+   * Returns the drain jobs written, for the caller to relay after its commit (they wake no relay).
    */
   async insertFanOut(
     tx: Tx,
     deliveries: Array<Omit<NewDelivery, 'test' | 'replayOf'>>,
     drains: Array<{ jobId: string; endpointId: string }>,
-  ): Promise<void> {
+  ): Promise<OutboxRow[]> {
     const jobs = outboxInsertFrom(
       DRAIN_JOB,
       {
@@ -149,8 +151,10 @@ export class WebhookDeliveriesRepository extends SqlRepository {
         where: `EXISTS (SELECT 1 FROM written w WHERE w.endpoint_id = j.endpoint_id AND w.status = 'pending')`,
       },
       12,
+      { writerRelays: true },
     );
-    await this.execute(
+    return this.prepared<OutboxRow>(
+      'webhook_deliveries_fan_out',
       `WITH input AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[], $9::text[])
                     AS t(id, app_id, event_id, event_type, idempotency_key, body, disabled, package_id, endpoint_id)
@@ -311,7 +315,8 @@ export class WebhookDeliveriesRepository extends SqlRepository {
    * Rows another drainer is claiming right now are skipped, not waited for.
    */
   async claimDue(endpointId: string, limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
-    return this.rows<ClaimedDelivery>(
+    return this.prepared<ClaimedDelivery>(
+      'webhook_deliveries_claim_due',
       `WITH due AS (
          SELECT id FROM webhook_deliveries
           WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at <= now() + interval '50 milliseconds'
@@ -350,7 +355,8 @@ export class WebhookDeliveriesRepository extends SqlRepository {
    */
   async recordOutcomes(records: AttemptRecord[]): Promise<void> {
     const column = <T>(pick: (r: AttemptRecord) => T) => records.map(pick);
-    await this.execute(
+    await this.prepared(
+      'webhook_deliveries_record_outcomes',
       `WITH input AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::int[], $7::timestamptz[],
                               $8::jsonb[], $9::int[], $10::text[], $11::text[])
@@ -388,7 +394,8 @@ export class WebhookDeliveriesRepository extends SqlRepository {
 
   /** When the endpoint's next pending delivery is due; null when none is pending. */
   async nextDue(endpointId: string): Promise<Date | null> {
-    const row = await this.first<{ at: Date | null }>(
+    const [row] = await this.prepared<{ at: Date | null }>(
+      'webhook_deliveries_next_due',
       `SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'pending'`,
       [endpointId],
     );

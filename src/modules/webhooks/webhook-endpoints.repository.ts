@@ -205,7 +205,8 @@ export class WebhookEndpointsRepository extends SqlRepository {
 
   /** The endpoints of every app of a fan-out batch, in the dispatching transaction. */
   async subscriptionsOf(tx: Tx, appIds: string[]): Promise<EndpointSubscription[]> {
-    return this.rows<EndpointSubscription>(
+    return this.prepared<EndpointSubscription>(
+      'webhook_endpoints_subscriptions_of',
       `SELECT id, app_id, event_types, disabled_at IS NOT NULL AS disabled FROM webhook_endpoints WHERE app_id = ANY($1)`,
       [appIds],
       tx,
@@ -214,7 +215,8 @@ export class WebhookEndpointsRepository extends SqlRepository {
 
   /** The endpoint of a drain round: its row, target URL and developer address in one read. */
   async drainTarget(endpointId: string): Promise<DrainTargetRow | null> {
-    return this.first<DrainTargetRow>(
+    const [row] = await this.prepared<DrainTargetRow>(
+      'webhook_endpoints_drain_target',
       `SELECT e.id, e.app_id, e.is_primary, COALESCE(e.url, a.webhook_url) AS target_url, e.secret_encrypted,
               e.previous_secret_encrypted, e.previous_secret_expires_at, e.timeout_ms, e.failing_since, e.disabled_at,
               d.email AS developer_email
@@ -222,6 +224,7 @@ export class WebhookEndpointsRepository extends SqlRepository {
         WHERE e.id = $1`,
       [endpointId],
     );
+    return row ?? null;
   }
 
   /** The app's primary endpoint id (drain jobs queued before endpoints named only their app). */

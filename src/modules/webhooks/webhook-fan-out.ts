@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { isId, newId } from '../../common/ids';
 import type { Tx } from '../../infra/database/sql-repository';
+import { JobOutbox } from '../../infra/queue/job-outbox';
 import { DomainEvent } from '../events/domain-events';
 import { OnDomainEvents } from '../events/on-domain-event.decorator';
 import { WEBHOOK_EVENT_TYPES } from './dto/webhook.dto';
@@ -25,7 +26,9 @@ function packageOf(data: Record<string, unknown>, aside: unknown): string | null
  * Turns a batch of outbox events into deliveries (worker role), set-based:
  * one query reads the endpoints of every app in the batch, and one statement
  * writes a delivery row for every endpoint that subscribes to each event and,
- * for each endpoint with new pending ones, its drain job in the job outbox.
+ * for each endpoint with new pending ones, its drain job in the job outbox,
+ * which this process adds to BullMQ right after the commit (no relay is
+ * woken for it; the relay's sweep moves it if this process could not).
  * All of it commits with the events being marked dispatched, so a delivery
  * exists exactly when its event was dispatched, and a drain of its endpoint
  * is queued whenever it is pending. A dispatch that runs again after a crash
@@ -40,6 +43,7 @@ export class WebhookFanOut {
   constructor(
     private readonly endpoints: WebhookEndpointsRepository,
     private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly jobs: JobOutbox,
   ) {}
 
   @OnDomainEvents('*')
@@ -87,10 +91,11 @@ export class WebhookFanOut {
 
     // One drain job per endpoint that got a pending delivery in this statement.
     const pendingEndpoints = [...new Set(rows.filter((r) => !r.disabled).map((r) => r.endpointId))];
-    await this.deliveries.insertFanOut(
+    const drainJobs = await this.deliveries.insertFanOut(
       manager,
       rows,
       pendingEndpoints.map((endpointId) => ({ jobId: newId('job'), endpointId })),
     );
+    this.jobs.relayAfterCommit(manager, drainJobs);
   }
 }

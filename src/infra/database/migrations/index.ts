@@ -25,6 +25,7 @@ import { SessionControl1764002400000 } from './1764002400000-SessionControl';
 import { WebhookEndpoints1764002500000 } from './1764002500000-WebhookEndpoints';
 import { ProviderEventsAndExecutionLog1764002600000 } from './1764002600000-ProviderEventsAndExecutionLog';
 import { CapabilityMetrics1764002700000 } from './1764002700000-CapabilityMetrics';
+import { JobOutboxWriterRelays1764003000000 } from './1764003000000-JobOutboxWriterRelays';
 
 /**
  * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
@@ -58,4 +59,5 @@ export const MIGRATIONS = [
   CapabilityMetrics1764002700000,
   InstallTargetsInvalidation1764002800000,
   ConformanceRulesVersion1764002900000,
+  JobOutboxWriterRelays1764003000000,
 ];
