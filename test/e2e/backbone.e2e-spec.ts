@@ -4,11 +4,13 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { QueueEvents } from 'bullmq';
 import Redis from 'ioredis';
+import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { SecretBox } from '../../src/common/crypto/secret-box';
 import { MAIL_JOB, MailOutbox } from '../../src/infra/mail/mail-outbox';
 import { JobOutbox } from '../../src/infra/queue/job-outbox';
+import { JOB_OUTBOX_CHANNEL } from '../../src/infra/queue/job-relay';
 import { bullPrefix } from '../../src/infra/queue/queue.module';
 import { QUEUES } from '../../src/infra/queue/queues';
 import { userChannel } from '../../src/infra/realtime/gateway-channels';
@@ -289,6 +291,39 @@ describe('event backbone', () => {
       await env?.close();
       await receiver?.close();
       await smtp?.close();
+    });
+
+    it('relays the drain job of a fan-out from the dispatcher right after its commit: no relay is woken, the job runs once, its row goes', async () => {
+      const listener = new Client({ connectionString: env.env.DATABASE_URL });
+      await listener.connect();
+      const wakes: string[] = [];
+      listener.on('notification', (message) => {
+        if (message.channel === JOB_OUTBOX_CHANNEL) wakes.push(message.payload ?? '');
+      });
+      try {
+        await listener.query(`LISTEN ${JOB_OUTBOX_CHANNEL}`);
+        // Whatever start-up work (the onboarding mails) woke the relays has had its wake-up by now.
+        await sleep(500);
+        wakes.length = 0;
+        const [event] = await recordEvents([{ type: 'install.created', appId: apps.installs, data: { lone: true } }]);
+        await waitFor(() => receiver.received.some((r) => r.body.id === event.id), { what: 'the lone event to be received' });
+        const [delivery] = await dataSource.query(`SELECT endpoint_id FROM webhook_deliveries WHERE event_id = $1`, [event.id]);
+        // Written relayed by the fan-out, deleted once the drain finished.
+        await waitFor(
+          async () => {
+            const [{ n }] = await dataSource.query(`SELECT count(*)::int AS n FROM job_outbox WHERE data->>'endpointId' = $1`, [
+              delivery.endpoint_id,
+            ]);
+            return n === 0;
+          },
+          { what: "the drain job's row to be deleted" },
+        );
+        await sleep(300);
+        expect(wakes).toEqual([]);
+        expect(receiver.received.filter((r) => r.body.id === event.id)).toHaveLength(1);
+      } finally {
+        await listener.end();
+      }
     });
 
     it('fans 300 events of 3 apps out in batches: one delivery and one request per subscribed event, none unsubscribed, endpoint_disabled without a request', async () => {
