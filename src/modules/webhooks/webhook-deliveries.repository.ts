@@ -355,8 +355,8 @@ export class WebhookDeliveriesRepository extends SqlRepository {
    */
   async recordOutcomes(records: AttemptRecord[]): Promise<void> {
     const column = <T>(pick: (r: AttemptRecord) => T) => records.map(pick);
-    await this.prepared(
-      'webhook_deliveries_record_outcomes',
+    // Not a prepared statement: a generic plan of this join ran 2.6× slower than a custom one in the webhook burst.
+    await this.execute(
       `WITH input AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::int[], $7::timestamptz[],
                               $8::jsonb[], $9::int[], $10::text[], $11::text[])
