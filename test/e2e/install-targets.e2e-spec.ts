@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { afterTransaction } from '../../src/infra/database/after-transaction';
+import { afterCommit, afterTransaction } from '../../src/infra/database/after-transaction';
 import { INSTALL_TARGET_TTL_MS, InstallTargets } from '../../src/modules/marketplace/install-targets';
 import { OPERATOR_TOKEN, TestEnvironment } from '../support/harness';
 import { TestIdentityProvider } from '../support/identity-provider';
@@ -166,7 +166,7 @@ describe('install targets remembered by each api instance', () => {
     expect((await balance(a.url, user)).status).toBe(200);
   });
 
-  it('runs work after the outermost commit or rollback, never at a savepoint, and at once without a transaction', async () => {
+  it('runs work after the outermost commit or rollback (afterCommit: the commit only), never at a savepoint, and at once without a transaction', async () => {
     const ran: string[] = [];
     await dataSource.transaction(async (tx) => {
       afterTransaction(tx, () => ran.push('outer'));
@@ -183,10 +183,22 @@ describe('install targets remembered by each api instance', () => {
     await dataSource
       .transaction(async (tx) => {
         afterTransaction(tx, () => ran.push('rolled back'));
+        afterCommit(tx, () => ran.push('committed only'));
         throw new Error('rolled back on purpose');
       })
       .catch(() => undefined);
     expect(ran).toEqual(['rolled back']);
+
+    // afterCommit: only after the outermost commit, also when registered in a savepoint that was released.
+    ran.length = 0;
+    await dataSource.transaction(async (tx) => {
+      await tx.transaction(async (nested) => {
+        afterCommit(nested, () => ran.push('committed'));
+        await nested.query('SELECT 1');
+      });
+      expect(ran).toEqual([]);
+    });
+    expect(ran).toEqual(['committed']);
 
     ran.length = 0;
     afterTransaction(undefined, () => ran.push('no transaction'));

@@ -32,7 +32,7 @@ const RELAY_NOW_TIMEOUT_MS = 1_500;
 /**
  * The transactional job outbox (docs/decisions.md, "Event backbone"). A job
  * is recorded in the transaction of the change that needs it, so it exists if
- * and only if the change committed; a statement trigger NOTIFYs the relays on
+ * and only if the change committed; a row trigger NOTIFYs the relays on
  * commit. The relay (JobRelay, worker role) moves committed rows to BullMQ in
  * one `addBulk` per queue, job id = row id, and marks them relayed; the row is
  * deleted when its job has completed, and kept (marked failed, run again
