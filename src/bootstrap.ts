@@ -1,12 +1,12 @@
 import { INestApplicationContext, ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { WsAdapter } from '@nestjs/platform-ws';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { AppLogger } from './infra/logging/app-logger';
 import { registerRequestLog } from './infra/logging/request-log';
 import { AppModule } from './app.module';
+import { GatewayWsAdapter } from './modules/gateway/gateway-ws-adapter';
 import { ApiError } from './common/errors/api-error';
 import { ErrorEnvelopeFilter, MAX_PATH_PARAM_LENGTH } from './common/errors/error.filter';
 import { BodyTooDeepError, MAX_BODY_DEPTH, nestedDeeperThan } from './common/http/body-depth';
@@ -73,7 +73,7 @@ export async function createApiApp(config: AppConfig, options: BootOptions = {})
   app.useLogger(app.get(AppLogger));
   app.flushLogs();
   // The gateway shares the HTTP server: upgrades to /v1/gateway become WebSockets (see modules/gateway).
-  app.useWebSocketAdapter(new WsAdapter(app));
+  app.useWebSocketAdapter(new GatewayWsAdapter(app));
 
   // Hooks in callback style: they run on every request, and an async hook costs a promise each time.
   const fastify = app.getHttpAdapter().getInstance();
