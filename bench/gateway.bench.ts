@@ -30,9 +30,17 @@ import { percentile, writeResult } from './support/results';
 const LEVELS = (process.env.BENCH_CLIENTS ?? '1000,5000').split(',').map(Number);
 const MESSAGES = Number(process.env.BENCH_MESSAGES_PER_SENDER ?? 5);
 const CONCURRENCY = 25;
-/** The open-loop phase: messages per second over all senders, and for how long. */
-const PACED_RATE = Number(process.env.BENCH_GATEWAY_PACED_RATE ?? 100);
-const PACED_SECONDS = Number(process.env.BENCH_GATEWAY_PACED_SECONDS ?? 10);
+/**
+ * The open-loop phases, `rate:seconds` each: a light load (100 messages/s) and
+ * the target's (2,000 messages/s sustained, where p99 < 50 ms is judged:
+ * docs/decisions.md, "The gateway's latency target: at which load?").
+ */
+const PACED = (process.env.BENCH_GATEWAY_PACED ?? '100:10,2000:5').split(',').map((level) => {
+  const [rate, seconds] = level.split(':').map(Number);
+  return { rate, seconds };
+});
+/** The rate the target names. */
+const TARGET_RATE = 2000;
 const PROFILE = Boolean(process.env.BENCH_PROFILE);
 
 interface Socket {
@@ -83,6 +91,8 @@ function open(base: string, token: string): Promise<Socket> {
 const lastError = new WeakMap<Socket, unknown>();
 
 const waitFor = (socket: Socket, key: string) => new Promise<number>((resolve) => socket.waiters.set(key, resolve));
+
+type Summary = ReturnType<typeof summary>;
 
 function summary(latencies: number[], seconds: number) {
   const sorted = [...latencies].sort((a, b) => a - b);
@@ -169,9 +179,9 @@ describe('gateway benchmark', () => {
       progress(`${maxPairs * 2} users signed in, ${maxPairs} contacts added`);
       const phases: Array<{
         clients: number;
-        baseline: ReturnType<typeof summary>;
-        messaging: ReturnType<typeof summary>;
-        paced: ReturnType<typeof summary>;
+        baseline: Summary;
+        messaging: Summary;
+        paced: Array<Summary & { rate: number; seconds: number }>;
         retries: number;
         database: Record<string, number>;
         cpu: CpuShare[];
@@ -234,7 +244,7 @@ describe('gateway benchmark', () => {
         const latencies = measured.result.flat();
         const messaging = summary(latencies, (performance.now() - started) / 1000);
         expect(messaging.count).toBe(pairs * MESSAGES);
-        // Open loop: a message every 1/PACED_RATE s from the next sender in turn, whether or not earlier ones
+        // Open loop, at each PACED rate: a message every 1/rate s from the next sender in turn, whether or not earlier ones
         // arrived, as people chat; latency at a load the service can carry, not the time to drain a burst.
         // The durable copies (held 1 s) belong to these messages too; then the backends have reported their counters.
         await new Promise((r) => setTimeout(r, 2_500));
@@ -242,20 +252,27 @@ describe('gateway benchmark', () => {
         const database = Object.fromEntries(
           Object.entries(countersAfter).map(([k, v]) => [k, Number(((v - countersBefore[k]) / messaging.count).toFixed(2))]),
         );
-        const pacedStarted = performance.now();
-        const pacedSends: Array<Promise<number>> = [];
-        for (let n = 0; n < PACED_RATE * PACED_SECONDS; n++) {
-          const due = pacedStarted + (n * 1000) / PACED_RATE;
-          const wait = due - performance.now();
-          if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-          const i = n % pairs;
-          const content = `paced ${level}/${n}`;
-          const created = waitFor(receivers[i], `content:${content}`);
-          const sent = performance.now();
-          senders[i].ws.send(JSON.stringify({ type: 'message.send', id: `p${n}`, data: { recipient_id: contactIds[i], content } }));
-          pacedSends.push(created.then((at) => at - sent));
+        const paced: Array<Summary & { rate: number; seconds: number }> = [];
+        for (const { rate, seconds } of PACED) {
+          const pacedStarted = performance.now();
+          const pacedSends: Array<Promise<number>> = [];
+          for (let n = 0; n < rate * seconds; n++) {
+            const due = pacedStarted + (n * 1000) / rate;
+            const wait = due - performance.now();
+            if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+            const i = n % pairs;
+            const content = `paced ${level}/${rate}/${n}`;
+            const created = waitFor(receivers[i], `content:${content}`);
+            const sent = performance.now();
+            senders[i].ws.send(
+              JSON.stringify({ type: 'message.send', id: `p${rate}-${n}`, data: { recipient_id: contactIds[i], content } }),
+            );
+            pacedSends.push(created.then((at) => at - sent));
+          }
+          paced.push({ rate, seconds, ...summary(await Promise.all(pacedSends), (performance.now() - pacedStarted) / 1000) });
+          // The durable copies of this rate's messages are sent 1 s later: let them pass before the next rate.
+          await new Promise((r) => setTimeout(r, 2_000));
         }
-        const paced = summary(await Promise.all(pacedSends), (performance.now() - pacedStarted) / 1000);
         for (const socket of [...senders, ...receivers]) socket.ws.terminate();
         phases.push({ clients: pairs * 2, baseline, messaging, paced, retries, cpu: measured.shares, database });
         progress(`${pairs * MESSAGES} messages delivered to ${pairs} recipients`);
@@ -277,6 +294,7 @@ describe('gateway benchmark', () => {
           notes.push(formatProfile(`CPU profile of the ${name} process over the whole run`, summary));
         }
       }
+      const first = phases[0];
       const rows = phases.flatMap(({ clients, baseline, messaging, paced, retries }) => [
         { target: `ping → pong (baseline), ${clients} clients`, ...baseline, ratio: 1 },
         {
@@ -284,13 +302,13 @@ describe('gateway benchmark', () => {
           ...messaging,
           ratio: Number((messaging.p99_ms / baseline.p99_ms).toFixed(2)),
         },
-        {
-          target: `the same, paced: ${PACED_RATE} messages/s over ${PACED_SECONDS} s (open loop), ${clients} clients connected`,
-          ...paced,
-          ratio: Number((paced.p99_ms / baseline.p99_ms).toFixed(2)),
-        },
+        ...paced.map(({ rate, seconds, ...measured }) => ({
+          target: `the same, paced: ${rate} messages/s over ${seconds} s (open loop), ${clients} clients connected`,
+          ...measured,
+          ratio: Number((measured.p99_ms / baseline.p99_ms).toFixed(2)),
+        })),
       ]);
-      const first = phases[0];
+      const atTarget = first.paced.find((p) => p.rate === TARGET_RATE);
       writeResult({
         bench: 'gateway',
         title: `Gateway: ${phases.map((p) => p.clients).join(' and ')} WebSocket clients on two api instances`,
@@ -300,7 +318,7 @@ describe('gateway benchmark', () => {
         rows,
         tables: [
           {
-            caption: `Every sender on instance A sends ${MESSAGES} messages one after the other to its partner on instance B (all senders at once); latency is send → the partner's message.created. The paced row sends ${PACED_RATE} messages/s in turn from the senders, each without waiting for the earlier ones (open loop). Both api instances, the worker, PostgreSQL, Redis and the clients share the machine's cores.`,
+            caption: `Every sender on instance A sends ${MESSAGES} messages one after the other to its partner on instance B (all senders at once); latency is send → the partner's message.created. The paced rows send ${PACED.map((p) => `${p.rate}`).join(' and ')} messages/s in turn from the senders, each without waiting for the earlier ones (open loop). Both api instances, the worker, PostgreSQL, Redis and the clients share the machine's cores.`,
             columns: ['target', 'count', 'per second', 'p50 ms', 'p99 ms', 'max ms', 'p99 ratio'],
             rows: rows.map((r) => [r.target, r.count, r.per_second, r.p50_ms, r.p99_ms, r.max_ms, r.ratio]),
           },
@@ -319,20 +337,24 @@ describe('gateway benchmark', () => {
         notes,
         targets: [
           {
-            target: `gateway p99 < 50 ms with 1,000 clients on two instances`,
-            measured: `p99 ${first.messaging.p99_ms} ms with ${first.clients} clients (ping/pong p99 ${first.baseline.p99_ms} ms)`,
-            met: first.messaging.p99_ms < 50 && first.clients >= 1000,
+            target: `gateway p99 < 50 ms with 1,000 clients on two instances, at ${TARGET_RATE.toLocaleString('en')} messages/s sustained (open loop)`,
+            measured: atTarget
+              ? `p99 ${atTarget.p99_ms} ms (p50 ${atTarget.p50_ms} ms) at ${atTarget.per_second} messages/s with ${first.clients} clients`
+              : `not measured (BENCH_GATEWAY_PACED has no ${TARGET_RATE}/s phase)`,
+            met: Boolean(atTarget && atTarget.p99_ms < 50 && atTarget.per_second >= TARGET_RATE * 0.98 && first.clients >= 1000),
           },
           {
-            target: `(reported beside it) gateway p99 with 1,000 clients at a paced ${PACED_RATE} messages/s`,
-            measured: `p99 ${first.paced.p99_ms} ms (p50 ${first.paced.p50_ms} ms)`,
-            met: first.paced.p99_ms < 50 && first.clients >= 1000,
-          },
-          {
-            target: `gateway ≥ 2,000 messages/s with 1,000 clients`,
-            measured: `${first.messaging.per_second} messages/s`,
+            target: `gateway ≥ 2,000 messages/s with 1,000 clients (all senders at once)`,
+            measured: `${first.messaging.per_second} messages/s; p99 ${first.messaging.p99_ms} ms to drain the burst (ping/pong's own burst p99 ${first.baseline.p99_ms} ms)`,
             met: first.messaging.per_second >= 2000 && first.clients >= 1000,
           },
+          ...first.paced
+            .filter((p) => p.rate !== TARGET_RATE)
+            .map((p) => ({
+              target: `(reported beside it) gateway p99 with 1,000 clients at a paced ${p.rate} messages/s`,
+              measured: `p99 ${p.p99_ms} ms (p50 ${p.p50_ms} ms)`,
+              met: p.p99_ms < 50 && first.clients >= 1000,
+            })),
         ],
       });
     } finally {
