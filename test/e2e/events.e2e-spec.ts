@@ -115,6 +115,36 @@ describe('domain events (transactional outbox)', () => {
     await waitFor(() => seen.some((s) => s.id === id), { timeoutMs: 20_000, intervalMs: 5, what: 'the notified dispatch' });
   });
 
+  it('dispatches every held-back event when it falls due, not only the earliest one announced', async () => {
+    // Three holds announced 300 ms apart, as the api announces them (DomainEvents.wakeAfterHold). The workers sweep
+    // every ten minutes and ask for the next due event at most once a second, so each event is on time only if the
+    // dispatcher kept every announced wake-up.
+    await env.startWorker({ imports: [CountingModule], env: { EVENT_SWEEP_INTERVAL_MS: '600000' } });
+    const HOLD_MS = 1_000;
+    const held: Array<{ id: string; dueAt: number }> = [];
+    for (let n = 0; n < 3; n++) {
+      if (n > 0) await new Promise((r) => setTimeout(r, 300));
+      const { id } = await dataSource.transaction((manager) =>
+        events.record(manager, { type: 'probe.counted', payload: { held: n }, delayMs: HOLD_MS }),
+      );
+      held.push({ id, dueAt: Date.now() + HOLD_MS });
+      await events.wakeAfterHold(HOLD_MS);
+    }
+    const seenAt = new Map<string, number>();
+    await waitFor(
+      () => {
+        for (const { id } of held) if (!seenAt.has(id) && seen.some((s) => s.id === id)) seenAt.set(id, Date.now());
+        return seenAt.size === held.length || undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 10, what: 'the held-back events' },
+    );
+    for (const { id, dueAt } of held) {
+      const late = seenAt.get(id)! - dueAt;
+      expect(late).toBeGreaterThan(-200); // held back (the hold started at its insert, a moment before dueAt was taken)
+      expect(late).toBeLessThan(2_000);
+    }
+  });
+
   it('isolates a failing event of a batch: the others go through, it alone is held back and retried later', async () => {
     // Committed together, so a drain claims both in one batch: the batch fails and rolls back, its events are then
     // dispatched one by one, and the flaky one fails again and is held back with backoff. Another drain may claim

@@ -27,6 +27,10 @@ const MAX_RETRY_DELAY_MS = 10 * 60_000;
  * per batch.
  */
 const NEXT_DUE_CHECK_EVERY_MS = 1_000;
+/** One wake-up serves every held-back or retried event due within this much of it. */
+const WAKE_GRANULARITY_MS = 50;
+/** Future wake-ups kept at most; beyond them the next-due check and the sweep still find every due event. */
+const MAX_WAKE_TIMES = 256;
 
 /**
  * Worker-role dispatcher of the domain event outbox. Several drains per
@@ -49,7 +53,9 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
   private readonly listener: PgListener;
   private readonly drains: ConcurrentRuns;
   private sweepTimer: NodeJS.Timeout | null = null;
-  private retryTimer: { at: number; timer: NodeJS.Timeout } | null = null;
+  /** Due times to wake at (ms since the epoch), earliest first, and the timer armed for the earliest. */
+  private readonly wakeTimes: number[] = [];
+  private wakeTimer: { at: number; timer: NodeJS.Timeout } | null = null;
   private nextDueCheckedAt = 0;
   private stopped = false;
 
@@ -81,7 +87,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    if (this.retryTimer) clearTimeout(this.retryTimer.timer);
+    if (this.wakeTimer) clearTimeout(this.wakeTimer.timer);
     await this.drains.stop();
     await this.listener.stop();
   }
@@ -91,19 +97,43 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     this.drains.wake();
   }
 
-  /** Wakes when a failed event becomes due again (the earliest one wins). */
+  /**
+   * Wakes when a held-back or failed event becomes due. Every due time is
+   * kept, not only the earliest: the api announces holds as they are written
+   * (at most every 250 ms, `DomainEvents.wakeAfterHold`), and keeping only the
+   * earliest drained a second's worth of held events in one wave when the
+   * next-due check came round (docs/performance.md, "Issue 16: the gateway at
+   * its target rate").
+   */
   private wakeAt(at: number): void {
-    if (this.stopped || (this.retryTimer && this.retryTimer.at <= at)) return;
-    if (this.retryTimer) clearTimeout(this.retryTimer.timer);
+    if (this.stopped) return;
+    const times = this.wakeTimes;
+    let index = times.findIndex((t) => t > at - WAKE_GRANULARITY_MS);
+    if (index === -1) index = times.length;
+    else if (times[index] < at + WAKE_GRANULARITY_MS) return; // a wake-up that close is already set
+    if (index >= MAX_WAKE_TIMES) return;
+    times.splice(index, 0, at);
+    if (times.length > MAX_WAKE_TIMES) times.pop();
+    this.armWakeTimer();
+  }
+
+  /** Arms the timer for the earliest due time (re-arming it if that came earlier than the armed one). */
+  private armWakeTimer(): void {
+    const next = this.wakeTimes[0];
+    if (next === undefined || this.stopped || (this.wakeTimer && this.wakeTimer.at <= next)) return;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer.timer);
     const timer = setTimeout(
       () => {
-        this.retryTimer = null;
+        this.wakeTimer = null;
+        const now = Date.now();
+        while (this.wakeTimes.length > 0 && this.wakeTimes[0] <= now + WAKE_GRANULARITY_MS) this.wakeTimes.shift();
         this.wake();
+        this.armWakeTimer();
       },
-      Math.max(0, at - Date.now()) + 20,
+      Math.max(0, next - Date.now()) + 20,
     );
     timer.unref();
-    this.retryTimer = { at, timer };
+    this.wakeTimer = { at: next, timer };
   }
 
   /** A commit recorded events: drain now, or, for an event held back on purpose (payload: its hold in ms), when it is due. */
