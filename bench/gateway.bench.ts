@@ -33,7 +33,9 @@ const CONCURRENCY = 25;
 /**
  * The open-loop phases, `rate:seconds` each: a light load (100 messages/s) and
  * the target's (2,000 messages/s sustained, where p99 < 50 ms is judged:
- * docs/decisions.md, "The gateway's latency target: at which load?").
+ * docs/decisions.md, "The gateway's latency target: at which load?"). Each
+ * sender's share of all phases must stay under its tier's per-minute limit
+ * (a refused send fails the bench after PACED_ARRIVAL_TIMEOUT_MS).
  */
 const PACED = (process.env.BENCH_GATEWAY_PACED ?? '100:10,2000:5').split(',').map((level) => {
   const [rate, seconds] = level.split(':').map(Number);
@@ -89,6 +91,17 @@ function open(base: string, token: string): Promise<Socket> {
 
 /** The last error frame each socket got, to say why a send was refused. */
 const lastError = new WeakMap<Socket, unknown>();
+
+/** How long a paced message may take to arrive before the bench fails (a refused send, e.g. over the tier's rate limit). */
+const PACED_ARRIVAL_TIMEOUT_MS = 30_000;
+
+function withDeadline<T>(promise: Promise<T>, ms: number, why: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(why())), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
 
 const waitFor = (socket: Socket, key: string) => new Promise<number>((resolve) => socket.waiters.set(key, resolve));
 
@@ -262,7 +275,12 @@ describe('gateway benchmark', () => {
             if (wait > 1) await new Promise((r) => setTimeout(r, wait));
             const i = n % pairs;
             const content = `paced ${level}/${rate}/${n}`;
-            const created = waitFor(receivers[i], `content:${content}`);
+            // A paced send is not sent again (that would skew the rate): one that never arrives fails the bench, saying why.
+            const created = withDeadline(
+              waitFor(receivers[i], `content:${content}`),
+              PACED_ARRIVAL_TIMEOUT_MS,
+              () => `paced message ${n} at ${rate}/s did not arrive; the sender's last error: ${JSON.stringify(lastError.get(senders[i]))}`,
+            );
             const sent = performance.now();
             senders[i].ws.send(
               JSON.stringify({ type: 'message.send', id: `p${rate}-${n}`, data: { recipient_id: contactIds[i], content } }),
