@@ -11,13 +11,6 @@ export interface Loaded<V> {
   owner?: string;
 }
 
-/**
- * An entry looked up after this share of its trust (at random between the two,
- * so entries written together are not reloaded together) is answered from
- * memory and reloaded in the background: a key in steady use never misses.
- */
-const REFRESH_AFTER_SHARE: readonly [number, number] = [0.6, 0.8];
-
 /** Payloads on a cache's channel that are fences (see `CacheFence`), not owner keys: `!fence <reply channel> <token>`. */
 export const FENCE_PREFIX = '!fence ';
 
@@ -76,13 +69,6 @@ export interface NotifiedCacheOptions {
  * invalidation is not stored (generation check), so an answer read before a
  * change cannot outlive the notification of that change. Absent answers
  * (null) are never stored: a refusal always asks again.
- *
- * An entry in use is reloaded in the background once it has stood for part of
- * its trust (`REFRESH_AFTER_SHARE`), so entries written at the same moment (a
- * crowd of sockets that connected together) do not all miss at the same
- * moment a TTL later. The reload never lengthens what an answer may be
- * trusted: until it lands the entry stands no longer than its own TTL, and a
- * reload that finds nothing drops it.
  */
 export class NotifiedCache<V extends object> {
   /** The listening caches by scope (an application's data source) and channel, for `forgetInScope`. */
@@ -103,9 +89,7 @@ export class NotifiedCache<V extends object> {
   }
 
   /** One cache for all owners rather than one per owner: an lru-cache holds about 3 KB even when nearly empty. */
-  private readonly entries: LRUCache<string, { owner: string; value: V; refreshAt: number }>;
-  /** Keys being reloaded in the background. */
-  private readonly refreshing = new Set<string>();
+  private readonly entries: LRUCache<string, { owner: string; value: V }>;
   /** The keys of each owner, so that an owner's entries can be dropped together. */
   private readonly keysByOwner = new Map<string, Set<string>>();
   private readonly listener: PgListener;
@@ -164,46 +148,24 @@ export class NotifiedCache<V extends object> {
   async get(key: string, owner: string | null, load: () => Promise<Loaded<V> | null>): Promise<V | null> {
     if (this.listening) {
       const known = this.entries.get(key);
-      if (known) {
-        if (Date.now() >= known.refreshAt && !this.refreshing.has(key)) this.refresh(key, owner, load);
-        return known.value;
-      }
+      if (known) return known.value;
     } else {
       this.listen();
     }
-    return this.load(key, owner, load);
-  }
-
-  /** Reads `key` with `load` and stores the answer unless an invalidation came meanwhile; an absent answer drops the key. */
-  private async load(key: string, owner: string | null, load: () => Promise<Loaded<V> | null>): Promise<V | null> {
     const generation = this.generation;
     const found = await load();
     const ownedBy = owner ?? found?.owner;
-    if (!this.listening || generation !== this.generation) return found?.value ?? null;
-    if (found && ownedBy !== undefined) {
+    if (found && ownedBy !== undefined && this.listening && generation === this.generation) {
       // lru-cache calls an entry stale once its age exceeds its TTL: the last millisecond it stands is one before its end.
       const ttl = Math.min(this.options.ttlMs, found.ttlMs ?? Infinity) - 1;
       if (ttl >= 1) {
-        const [low, high] = REFRESH_AFTER_SHARE;
-        const start = Date.now();
-        const refreshAt = start + ttl * (low + (high - low) * Math.random());
-        this.entries.set(key, { owner: ownedBy, value: found.value, refreshAt }, { ttl, start });
+        this.entries.set(key, { owner: ownedBy, value: found.value }, { ttl, start: Date.now() });
         let keys = this.keysByOwner.get(ownedBy);
         if (!keys) this.keysByOwner.set(ownedBy, (keys = new Set()));
         keys.add(key);
       }
-    } else if (!found) {
-      this.entries.delete(key);
     }
     return found?.value ?? null;
-  }
-
-  /** Reloads `key` without making the caller wait; a failed reload leaves the entry to its TTL. */
-  private refresh(key: string, owner: string | null, load: () => Promise<Loaded<V> | null>): void {
-    this.refreshing.add(key);
-    this.load(key, owner, load)
-      .catch((error: unknown) => this.options.logger.warn({ err: error }, `${this.options.channel} cache: background reload failed`))
-      .finally(() => this.refreshing.delete(key));
   }
 
   /** Whether answers are being remembered (the listening connection is up). */
