@@ -257,14 +257,14 @@ describe('gateway benchmark', () => {
         const latencies = measured.result.flat();
         const messaging = summary(latencies, (performance.now() - started) / 1000);
         expect(messaging.count).toBe(pairs * MESSAGES);
-        // Open loop, at each PACED rate: a message every 1/rate s from the next sender in turn, whether or not earlier ones
-        // arrived, as people chat; latency at a load the service can carry, not the time to drain a burst.
         // The durable copies (held 1 s) belong to these messages too; then the backends have reported their counters.
         await new Promise((r) => setTimeout(r, 2_500));
         const countersAfter = await databaseCounters(env);
         const database = Object.fromEntries(
           Object.entries(countersAfter).map(([k, v]) => [k, Number(((v - countersBefore[k]) / messaging.count).toFixed(2))]),
         );
+        // Open loop, at each PACED rate: a message every 1/rate s from the next sender in turn, whether or not earlier ones
+        // arrived, as people chat; latency at a load the service can carry, not the time to drain a burst.
         const paced: Array<Summary & { rate: number; seconds: number }> = [];
         for (const { rate, seconds } of PACED) {
           const pacedStarted = performance.now();
