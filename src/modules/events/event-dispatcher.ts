@@ -27,7 +27,7 @@ const MAX_RETRY_DELAY_MS = 10 * 60_000;
  * per batch.
  */
 const NEXT_DUE_CHECK_EVERY_MS = 1_000;
-/** One wake-up serves every held-back or retried event due within this much of it. */
+/** Due times this close share one wake-up, at the later of them. */
 const WAKE_GRANULARITY_MS = 50;
 /** Future wake-ups kept at most; beyond them the next-due check and the sweep still find every due event. */
 const MAX_WAKE_TIMES = 256;
@@ -110,7 +110,11 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     const times = this.wakeTimes;
     let index = times.findIndex((t) => t > at - WAKE_GRANULARITY_MS);
     if (index === -1) index = times.length;
-    else if (times[index] < at + WAKE_GRANULARITY_MS) return; // a wake-up that close is already set
+    else if (times[index] < at + WAKE_GRANULARITY_MS) {
+      // A wake-up that close is already set: one wake-up serves both if it comes at the later of the two.
+      if (at > times[index]) times[index] = at;
+      return this.armWakeTimer();
+    }
     if (index >= MAX_WAKE_TIMES) return;
     times.splice(index, 0, at);
     if (times.length > MAX_WAKE_TIMES) times.pop();
@@ -125,8 +129,9 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     const timer = setTimeout(
       () => {
         this.wakeTimer = null;
+        // Only the due times that have come: a later one, however close, keeps its own wake-up.
         const now = Date.now();
-        while (this.wakeTimes.length > 0 && this.wakeTimes[0] <= now + WAKE_GRANULARITY_MS) this.wakeTimes.shift();
+        while (this.wakeTimes.length > 0 && this.wakeTimes[0] <= now) this.wakeTimes.shift();
         this.wake();
         this.armWakeTimer();
       },
