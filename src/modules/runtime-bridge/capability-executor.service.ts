@@ -20,7 +20,7 @@ import { ExecutionFailure } from './execution-failure';
 import { ExecutionTraces, PhaseClock, TraceInput } from './execution-traces.service';
 import { RealtimeSubscriptions } from './realtime-subscriptions.service';
 import { InvokeOptions, RuntimeInvoker } from './runtime-invoker.service';
-import { CachedState, StateCache } from './state-cache';
+import { CachedCopies, StateCache } from './state-cache';
 import { DevSessions } from './dev-sessions.service';
 
 /** Who asked for an execution: a signed-in user on their install, or an app with `capabilities:execute`. */
@@ -81,9 +81,9 @@ export class CapabilityExecutor {
     const capability = target.capabilities.find((c) => c.name === capabilityName);
     if (!capability)
       throw new ProblemError('not_found', `Package ${packageId} has no capability ${capabilityName} in the installed version`);
-    // The cached copy of a state capability is read while the limit is counted (one Redis round trip of latency, not two);
-    // it is only used once the limit has admitted the call.
-    const cached = capability.type === 'state' ? this.cache.get(target.install_id, capability.name) : undefined;
+    // The cached copies of a state capability are read while the limit is counted (one Redis round trip of latency, not two);
+    // they are only used once the limit has admitted the call.
+    const cached = capability.type === 'state' ? this.cache.getCopies(target.install_id, capability.name) : undefined;
     cached?.catch(() => undefined);
     await this.consumeLimit(target, capability);
 
@@ -133,8 +133,8 @@ export class CapabilityExecutor {
     params: Record<string, unknown>,
     context: Record<string, string>,
     trigger: 'api' | 'poll',
-    /** The cached copy, already being read by the caller (API calls); polls always call the runtime. */
-    cachedRead?: Promise<CachedState | undefined>,
+    /** The cached copies, already being read by the caller (API calls); polls always call the runtime. */
+    cachedRead?: Promise<CachedCopies>,
     /** Polls are queued work: retries are scheduled by the poller, not waited for (see `InvokeOptions`). */
     invokeOptions: InvokeOptions = {},
   ) {
@@ -142,7 +142,8 @@ export class CapabilityExecutor {
     // While `soul dev` serves the developer's own install, every call reaches their machine and nothing it
     // answers is kept: the cache holds only what the published runtime said.
     const viaDev = await this.devSessions.routes(target);
-    const cached = viaDev ? undefined : await cachedRead;
+    const copies = viaDev ? undefined : await cachedRead;
+    const cached = copies?.last;
     if (StateCache.isFresh(cached, params)) {
       this.traceAfterAnswer(requestId, clock, target, capability, trigger, 'cached');
       return {
@@ -178,7 +179,7 @@ export class CapabilityExecutor {
       degraded: success.status === 'degraded',
       source: 'state' as const,
     };
-    const stored = viaDev ? entry : await this.cache.store(target.install_id, capability.name, entry);
+    const stored = viaDev ? entry : await this.cache.store(target.install_id, capability.name, entry, copies);
     return {
       requestId,
       status: success.status,

@@ -22,6 +22,15 @@ export interface CachedState {
   source: 'state' | 'realtime' | 'webhook';
 }
 
+/** A copy as its writer gives it; the cache adds the refresh bookkeeping. */
+type NewEntry = Omit<CachedState, 'stale' | 'failures' | 'attemptedAt'>;
+
+/** Both copies of one capability of one install, as an API call reads them before it calls the runtime. */
+export interface CachedCopies {
+  last?: CachedState;
+  widget?: CachedState;
+}
+
 /** Cached copies outlive their ttl on purpose: surfaces serve the last copy (marked stale) while refreshes fail. */
 const RETENTION_SECONDS = 7 * 24 * 3600;
 /** Consecutive failed refreshes after which the cached copy is marked stale. */
@@ -59,6 +68,15 @@ export class StateCache {
     return raw ? (JSON.parse(raw) as CachedState) : undefined;
   }
 
+  /** Both copies in one round trip: an API call reads them while its limit is counted (and passes them to `store`). */
+  async getCopies(installId: string, capability: string): Promise<CachedCopies> {
+    const [last, widget] = await this.getMany([
+      { installId, capability },
+      { installId, capability, copy: 'widget' },
+    ]);
+    return { last, widget };
+  }
+
   async getMany(keys: Array<{ installId: string; capability: string; copy?: 'last' | 'widget' }>): Promise<Array<CachedState | undefined>> {
     const raws = await getMany(
       this.redis,
@@ -71,10 +89,12 @@ export class StateCache {
    * Writes the last copy. A state answer fetched with the same params as the
    * widget copy is fresher data for the widget: it replaces the widget copy
    * too (keeping its poll pacing); an answer with other params never does.
+   * An API call passes the copies it read before calling the runtime
+   * (`getCopies`), so that the write is one round trip, not a read and a write.
    */
-  async store(installId: string, capability: string, entry: Omit<CachedState, 'stale' | 'failures' | 'attemptedAt'>): Promise<CachedState> {
-    const full: CachedState = { ...entry, stale: false, failures: 0, attemptedAt: Date.now() };
-    const widget = entry.source === 'state' ? await this.getWidget(installId, capability) : undefined;
+  async store(installId: string, capability: string, entry: NewEntry, read?: CachedCopies): Promise<CachedState> {
+    const full = StateCache.complete(entry);
+    const widget = entry.source !== 'state' ? undefined : read ? read.widget : await this.getWidget(installId, capability);
     // Two keys in different cluster slots: two writes, not one MULTI.
     await Promise.all([
       this.redis.set(this.key(installId, capability), JSON.stringify(full), 'EX', RETENTION_SECONDS),
@@ -90,13 +110,13 @@ export class StateCache {
     return full;
   }
 
+  private static complete(entry: NewEntry): CachedState {
+    return { ...entry, stale: false, failures: 0, attemptedAt: Date.now() };
+  }
+
   /** Writes the widget copy of a state capability (the poller only, with the widget params). */
-  async storeWidget(
-    installId: string,
-    capability: string,
-    entry: Omit<CachedState, 'stale' | 'failures' | 'attemptedAt'>,
-  ): Promise<CachedState> {
-    const full: CachedState = { ...entry, stale: false, failures: 0, attemptedAt: Date.now() };
+  async storeWidget(installId: string, capability: string, entry: NewEntry): Promise<CachedState> {
+    const full = StateCache.complete(entry);
     await this.redis.set(this.key(installId, capability, 'widget'), JSON.stringify(full), 'EX', RETENTION_SECONDS);
     return full;
   }
