@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import { StatementBatch } from '../../infra/database/statement-batch';
 import { MessagesRepository, Receipt, UndeliveredMessage } from './messages.repository';
 
 export type { Receipt, UndeliveredMessage } from './messages.repository';
+
+/** Most deliveries one statement marks; more wait for the next. */
+const MAX_DELIVERIES_PER_STATEMENT = 500;
+
+interface Delivery {
+  recipientUserId: string;
+  messageId: string;
+}
 
 /**
  * Delivery and read receipts of received messages. Each transition is an
@@ -11,21 +20,10 @@ export type { Receipt, UndeliveredMessage } from './messages.repository';
  * recipient has a contact linked to the sender): before that, a receipt would
  * tell the sender that the address has an account and when it is online.
  */
-/** Most deliveries one statement marks; more wait for the next. */
-const MAX_DELIVERIES_PER_STATEMENT = 500;
-
-interface PendingDelivery {
-  recipientUserId: string;
-  messageId: string;
-  settle: (receipt: Receipt | null) => void;
-  fail: (error: unknown) => void;
-}
-
 @Injectable()
 export class MessageReceipts {
   /** Deliveries waiting for the next statement (this turn of the event loop, or while one runs). */
-  private pending: PendingDelivery[] = [];
-  private flushing = false;
+  private readonly deliveries = new StatementBatch<Delivery, Receipt | null>((batch) => this.mark(batch), MAX_DELIVERIES_PER_STATEMENT);
 
   constructor(private readonly messages: MessagesRepository) {}
 
@@ -36,43 +34,21 @@ export class MessageReceipts {
    * sockets) are marked by one statement, not one each.
    */
   markDelivered(recipientUserId: string, messageId: string): Promise<Receipt | null> {
-    return new Promise((settle, fail) => {
-      if (this.pending.length === 0 && !this.flushing) setImmediate(() => void this.flush());
-      this.pending.push({ recipientUserId, messageId, settle, fail });
+    return this.deliveries.add({ recipientUserId, messageId });
+  }
+
+  private async mark(batch: Delivery[]): Promise<Array<Receipt | null>> {
+    const receipts = new Map<string, Receipt>();
+    for (const { recipient_user_id: userId, ...receipt } of await this.messages.markDeliveredMany(batch)) {
+      receipts.set(`${userId} ${receipt.message_id}`, receipt);
+    }
+    return batch.map((delivery) => {
+      const key = `${delivery.recipientUserId} ${delivery.messageId}`;
+      // The same delivery asked twice in one batch: the first asker reports it, as with two statements.
+      const receipt = receipts.get(key) ?? null;
+      receipts.delete(key);
+      return receipt;
     });
-  }
-
-  /**
-   * One statement at a time: what arrives while it runs waits for the next,
-   * so under load the batches grow (as a group commit does) and idle, a
-   * delivery waits for nothing but its own turn of the event loop.
-   */
-  private async flush(): Promise<void> {
-    this.flushing = true;
-    const batch = this.pending.splice(0, MAX_DELIVERIES_PER_STATEMENT);
-    try {
-      await this.mark(batch);
-    } finally {
-      this.flushing = false;
-      if (this.pending.length > 0) setImmediate(() => void this.flush());
-    }
-  }
-
-  private async mark(batch: PendingDelivery[]): Promise<void> {
-    try {
-      const receipts = new Map<string, Receipt>();
-      for (const { recipient_user_id: userId, ...receipt } of await this.messages.markDeliveredMany(batch)) {
-        receipts.set(`${userId} ${receipt.message_id}`, receipt);
-      }
-      for (const delivery of batch) {
-        const key = `${delivery.recipientUserId} ${delivery.messageId}`;
-        // The same delivery asked twice in one batch: the first asker reports it, as with two statements.
-        delivery.settle(receipts.get(key) ?? null);
-        receipts.delete(key);
-      }
-    } catch (error) {
-      for (const delivery of batch) delivery.fail(error);
-    }
   }
 
   /** Marks messages read by a recipient user (and delivered, if not yet); receipts of those that changed. */
