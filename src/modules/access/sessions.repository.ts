@@ -63,27 +63,40 @@ export class SessionsRepository extends SqlRepository {
   }
 
   /**
-   * The session when it is live (not revoked, not expired) and its user
-   * exists: one round trip for the session, its user and the user's soul.
-   * The same statement moves the session's `last_used_at` to now when it is
-   * over `LAST_USED_PRECISION_SECONDS` old: the check runs only when the
-   * session cache (re)checks the session, so this costs no round trip and
-   * writes a session's row at most once a minute.
+   * For each asked session, the session when it is live (not revoked, not
+   * expired) and its user exists, else null, in order: one statement for the
+   * sessions, their users and their souls (the session checks of one turn of
+   * the event loop, see `Sessions.check`). The same statement moves a
+   * session's `last_used_at` to now when it is over
+   * `LAST_USED_PRECISION_SECONDS` old: the check runs only when the session
+   * cache (re)checks the session, so this costs no round trip and writes a
+   * session's row at most once a minute. It moves only rows no other
+   * statement holds (`SKIP LOCKED`): the time is a hint, and two instances
+   * touching overlapping sessions must neither wait for each other nor
+   * deadlock.
    */
-  async findLive(userId: string, sessionId: string): Promise<LiveSession | null> {
-    const rows = await this.rows<LiveSessionRow>(
-      `WITH touched AS (
+  async findLiveMany(asked: Array<{ userId: string; sessionId: string }>): Promise<Array<LiveSession | null>> {
+    const rows = await this.prepared<LiveSessionRow & { session_id: string; user_id: string }>(
+      'sessions_find_live_many',
+      `WITH asked AS (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS a(session_id, user_id)),
+       touched AS (
          UPDATE sessions SET last_used_at = now()
-          WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > now()
-            AND last_used_at < now() - make_interval(secs => $3))
-       SELECT u.tier, u.name, u.email, u.created_at, so.id AS soul_id, s.expires_at
-         FROM sessions s JOIN users u ON u.id = s.user_id LEFT JOIN souls so ON so.user_id = u.id
-        WHERE s.id = $1 AND s.user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()`,
-      [sessionId, userId, LAST_USED_PRECISION_SECONDS],
+          WHERE id IN (SELECT s.id FROM sessions s JOIN asked a ON s.id = a.session_id AND s.user_id = a.user_id
+                        WHERE s.revoked_at IS NULL AND s.expires_at > now() AND s.last_used_at < now() - make_interval(secs => $3)
+                        ORDER BY s.id FOR UPDATE OF s SKIP LOCKED))
+       SELECT s.id AS session_id, s.user_id, u.tier, u.name, u.email, u.created_at, so.id AS soul_id, s.expires_at
+         FROM asked a JOIN sessions s ON s.id = a.session_id AND s.user_id = a.user_id
+         JOIN users u ON u.id = s.user_id LEFT JOIN souls so ON so.user_id = u.id
+        WHERE s.revoked_at IS NULL AND s.expires_at > now()`,
+      [asked.map((a) => a.sessionId), asked.map((a) => a.userId), LAST_USED_PRECISION_SECONDS],
     );
-    if (rows.length !== 1) return null;
-    const [row] = rows;
-    return { tier: row.tier, name: row.name, email: row.email, createdAt: row.created_at, soulId: row.soul_id, expiresAt: row.expires_at };
+    const live = new Map(rows.map((row) => [`${row.user_id} ${row.session_id}`, row]));
+    return asked.map(({ userId, sessionId }) => {
+      const row = live.get(`${userId} ${sessionId}`);
+      return row
+        ? { tier: row.tier, name: row.name, email: row.email, createdAt: row.created_at, soulId: row.soul_id, expiresAt: row.expires_at }
+        : null;
+    });
   }
 
   async revoke(sessionId: string): Promise<void> {

@@ -1,10 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { newId } from '../../common/ids';
 import type { Tx } from '../../infra/database/sql-repository';
+import { StatementBatch } from '../../infra/database/statement-batch';
 import { AuthenticatedUser } from './authenticated-user';
 import { SessionEntity } from './entities/session.entity';
 import type { SessionClient } from './session-client';
-import { ListedSession, SessionsRepository } from './sessions.repository';
+import { ListedSession, LiveSession, SessionsRepository } from './sessions.repository';
+
+/** Most session checks one statement makes; more wait for the next. */
+const MAX_CHECKS_PER_STATEMENT = 500;
 
 /**
  * Sessions behind access tokens: created at login, checked on every request,
@@ -14,6 +18,12 @@ import { ListedSession, SessionsRepository } from './sessions.repository';
  */
 @Injectable()
 export class Sessions {
+  /** Session checks waiting for the next statement (this turn of the event loop, or while one runs). */
+  private readonly checks = new StatementBatch<{ userId: string; sessionId: string }, LiveSession | null>(
+    (asked) => this.sessions.findLiveMany(asked),
+    MAX_CHECKS_PER_STATEMENT,
+  );
+
   constructor(private readonly sessions: SessionsRepository) {}
 
   async open(tx: Tx, userId: string, expiresAt: Date, client: SessionClient): Promise<SessionEntity> {
@@ -30,7 +40,7 @@ export class Sessions {
    * and the profile fields `/v1/me` shows.
    */
   async check(userId: string, sessionId: string): Promise<{ user: AuthenticatedUser; expiresAt: Date } | null> {
-    const live = await this.sessions.findLive(userId, sessionId);
+    const live = await this.checks.add({ userId, sessionId });
     if (!live) return null;
     return {
       user: {

@@ -8,7 +8,7 @@ export class SessionEntity {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @Column({ name: 'expires_at', type: 'timestamptz' }) expiresAt: Date;
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true }) revokedAt: Date | null;
-  /** Within a minute: written by the session check at most once a minute (SessionsRepository.findLive). */
+  /** Within a minute: written by the session check at most once a minute (SessionsRepository.findLiveMany). */
   @Column({ name: 'last_used_at', type: 'timestamptz', default: () => 'now()' }) lastUsedAt: Date;
   /** The client that signed in: its `User-Agent` (cut to 512 characters) and address, for the user's session list. */
   @Column({ name: 'user_agent', type: 'text', nullable: true }) userAgent: string | null;
