@@ -90,7 +90,9 @@ export class StateCache {
    * widget copy is fresher data for the widget: it replaces the widget copy
    * too (keeping its poll pacing); an answer with other params never does.
    * An API call passes the copies it read before calling the runtime
-   * (`getCopies`), so that the write is one round trip, not a read and a write.
+   * (`getCopies`), so that the write is one round trip, not a read and a write;
+   * a poll that ran meanwhile then loses only its pacing (the next poll may come
+   * one interval early), never data: this answer is at least as fresh.
    */
   async store(installId: string, capability: string, entry: NewEntry, read?: CachedCopies): Promise<CachedState> {
     const full = StateCache.complete(entry);
