@@ -22,8 +22,11 @@ import { Presence, PresenceState } from './presence.service';
 export const CONNECTION_LIMITS: Record<UserTier, number> = { free: 5, pro: 20, enterprise: 100 };
 /** How long shutdown waits for clients to answer the 1001 close before cutting them off. */
 const CLOSE_GRACE_MS = 2000;
-/** Users whose sessions are re-checked at once when many are due (one lookup per session). */
-const SWEEP_USERS_AT_ONCE = 20;
+/**
+ * Users whose sessions are re-checked at once when many are due (after the listening connection restarts): their
+ * lookups go to the database together, in one statement (`Sessions.check` batches the lookups of one turn).
+ */
+const SWEEP_USERS_AT_ONCE = 200;
 
 /**
  * The sockets of this api instance: authentication at connect, heartbeats,
