@@ -111,7 +111,9 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     let index = times.findIndex((t) => t > at - WAKE_GRANULARITY_MS);
     if (index === -1) index = times.length;
     else if (times[index] < at + WAKE_GRANULARITY_MS) {
-      // A wake-up that close is already set: one wake-up serves both if it comes at the later of the two.
+      // A wake-up that close is already set: one wake-up serves both if it comes at the later of the two. Moved later,
+      // it must not pass the next ones, or the list would no longer be in order: those up to `at` merge into it.
+      while (index + 1 < times.length && times[index + 1] <= at) times.splice(index, 1);
       if (at > times[index]) times[index] = at;
       return this.armWakeTimer();
     }
