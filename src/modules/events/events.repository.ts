@@ -7,6 +7,23 @@ import { SqlRepository, Tx } from '../../infra/database/sql-repository';
 /** PostgreSQL channel that wakes the dispatcher when a transaction with events commits. */
 export const EVENTS_CHANNEL = 'domain_events';
 
+/**
+ * The dispatcher's claim: up to $1 undispatched events that are due, in due
+ * order (`available_at`, then `created_at` and `id`; an event without a hold is
+ * due when it is created), marked dispatched. The pending index holds exactly
+ * that order, so a claim reads only the rows it takes. Ordered by `created_at`
+ * first, as it was, the index could not serve the order and every claim read
+ * and sorted the whole backlog, so a claim cost as much as the backlog was
+ * long. Exported for the medium test that checks the plan.
+ */
+export const CLAIM_DUE_SQL = `UPDATE events SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL
+  WHERE id IN (SELECT id FROM events
+                WHERE dispatched_at IS NULL AND available_at <= now()
+                ORDER BY available_at, created_at, id
+                LIMIT $1
+                FOR UPDATE SKIP LOCKED)
+  RETURNING id, type, payload, created_at, attempts`;
+
 /** An event to write: its id is made by the caller, its hold is in milliseconds (0 for none). */
 export interface NewEventRow {
   id: string;
@@ -118,25 +135,14 @@ export class EventsRepository extends SqlRepository {
   }
 
   /**
-   * Claims up to `size` due, undispatched events, oldest first, skipping those
+   * Claims up to `size` due, undispatched events, earliest due first, skipping those
    * another drain holds, and marks them dispatched, in one statement: the
    * caller's transaction commits the mark together with the subscribers'
    * work, or rolls both back. `attempts` comes back counting this one.
    * Handed back in claim order (RETURNING keeps none).
    */
   async claimDue(tx: Tx, size: number): Promise<ClaimedEvent[]> {
-    const rows = await this.prepared<ClaimedRow>(
-      'events_claim_due',
-      `UPDATE events SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL
-        WHERE id IN (SELECT id FROM events
-                      WHERE dispatched_at IS NULL AND available_at <= now()
-                      ORDER BY created_at, id
-                      LIMIT $1
-                      FOR UPDATE SKIP LOCKED)
-        RETURNING id, type, payload, created_at, attempts`,
-      [size],
-      tx,
-    );
+    const rows = await this.prepared<ClaimedRow>('events_claim_due', CLAIM_DUE_SQL, [size], tx);
     return inClaimOrder(rows);
   }
 

@@ -26,6 +26,7 @@ import { WebhookEndpoints1764002500000 } from './1764002500000-WebhookEndpoints'
 import { ProviderEventsAndExecutionLog1764002600000 } from './1764002600000-ProviderEventsAndExecutionLog';
 import { CapabilityMetrics1764002700000 } from './1764002700000-CapabilityMetrics';
 import { JobOutboxWriterRelays1764003000000 } from './1764003000000-JobOutboxWriterRelays';
+import { ClaimOrderIndexes1764003100000 } from './1764003100000-ClaimOrderIndexes';
 
 /**
  * Every migration, in order. `npm run migration:generate -- src/infra/database/migrations/<Name>`
@@ -60,4 +61,5 @@ export const MIGRATIONS = [
   InstallTargetsInvalidation1764002800000,
   ConformanceRulesVersion1764002900000,
   JobOutboxWriterRelays1764003000000,
+  ClaimOrderIndexes1764003100000,
 ];
