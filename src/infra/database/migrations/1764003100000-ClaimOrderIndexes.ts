@@ -9,9 +9,12 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   whole backlog;
  * - the event dispatcher claims due events by `(available_at, created_at, id)`
  *   (events.repository.ts, CLAIM_DUE_SQL); `id` joins the pending index for the same reason.
- * Each index keeps its name. Built in the migration's transaction like the
- * others: both are partial indexes over pending rows only, which are few when
- * the backbone keeps up.
+ * Each index keeps its name. The service's migrations run in one transaction,
+ * where `CREATE INDEX CONCURRENTLY` cannot: building an index reads the whole
+ * table (the predicate limits what it writes, not what it reads) and holds
+ * writes to it meanwhile. On a large `events` or `webhook_deliveries` table an
+ * operator builds the `…_next` indexes concurrently before the upgrade
+ * (docs/operations.md); the migration then only swaps names.
  */
 export class ClaimOrderIndexes1764003100000 implements MigrationInterface {
   name = 'ClaimOrderIndexes1764003100000';
@@ -35,9 +38,18 @@ export class ClaimOrderIndexes1764003100000 implements MigrationInterface {
   }
 }
 
-/** Builds the new index beside the old one, then drops the old one and gives the new one its name. */
+/**
+ * Builds the new index beside the old one, unless an operator built it already (an invalid one, left by a failed
+ * concurrent build, is dropped and built again), then drops the old one and gives the new one its name.
+ */
 async function replaceIndex(db: QueryRunner, name: string, definition: string): Promise<void> {
-  await db.query(`CREATE INDEX ${name}_next ON ${definition}`);
+  const [prebuilt] = (await db.query(
+    `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+      WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
+    [`${name}_next`],
+  )) as Array<{ valid: boolean }>;
+  if (prebuilt && !prebuilt.valid) await db.query(`DROP INDEX ${name}_next`);
+  if (!prebuilt?.valid) await db.query(`CREATE INDEX ${name}_next ON ${definition}`);
   await db.query(`DROP INDEX ${name}`);
   await db.query(`ALTER INDEX ${name}_next RENAME TO ${name}`);
 }
