@@ -46,23 +46,23 @@ export interface AttemptRow {
  * The drain's claim: up to $2 due deliveries of endpoint $1, oldest due first,
  * their next attempt number taken and leased for $3 seconds. The due index is
  * `(endpoint_id, next_attempt_at, id)`, the order asked for, so the claim reads
- * only the rows it takes: with an index on the due time alone, every claim read
- * and sorted the endpoint's whole backlog (a fan-out gives its rows one due time).
+ * only the rows it takes. Without `id` in the index, every claim read and sorted
+ * the endpoint's whole backlog, since a fan-out gives all its rows one due time.
  * Exported for the medium test that checks the plan.
  */
 export const CLAIM_DUE_SQL = `WITH due AS (
-         SELECT id FROM webhook_deliveries
-          WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at <= now() + interval '50 milliseconds'
-          ORDER BY next_attempt_at, id
-          LIMIT $2
-          FOR UPDATE SKIP LOCKED
-       ), claimed AS (
-         UPDATE webhook_deliveries d
-            SET attempt_count = d.attempt_count + 1, next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
-           FROM due WHERE d.id = due.id
-         RETURNING d.id, d.event_id, d.event_type, d.body, d.attempt_count, d.chain_started_at, d.test, d.next_attempt_at
-       )
-       SELECT id, event_id, event_type, body, attempt_count, chain_started_at, test FROM claimed ORDER BY next_attempt_at, id`;
+    SELECT id FROM webhook_deliveries
+     WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at <= now() + interval '50 milliseconds'
+     ORDER BY next_attempt_at, id
+     LIMIT $2
+     FOR UPDATE SKIP LOCKED
+  ), claimed AS (
+    UPDATE webhook_deliveries d
+       SET attempt_count = d.attempt_count + 1, next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
+      FROM due WHERE d.id = due.id
+    RETURNING d.id, d.event_id, d.event_type, d.body, d.attempt_count, d.chain_started_at, d.test, d.next_attempt_at
+  )
+  SELECT id, event_id, event_type, body, attempt_count, chain_started_at, test FROM claimed ORDER BY next_attempt_at, id`;
 
 /** A claimed attempt: the delivery after its attempt number was taken. */
 export type ClaimedDelivery = Pick<DeliveryRow, 'id' | 'event_id' | 'event_type' | 'body' | 'attempt_count' | 'chain_started_at' | 'test'>;
