@@ -61,6 +61,8 @@ function leases(overrides: Partial<LeaseOptions> = {}): RateLeases {
     maxBlock: 10,
     leaseMs: 100,
     giveBackMarginMs: 250,
+    // The lease on its own; reserving ahead is tested below, with it on (as in the service).
+    refillAhead: false,
     keysKept: 100,
     now: () => clock.now,
     onGiveBackError: (error) => giveBackErrors.push(error),
@@ -344,5 +346,174 @@ describe('RateLeases', () => {
     await settle();
     // 250 ms left of the window at the lease's end: exactly the margin, so nothing goes back.
     expect(ending.givenBack).toEqual([]);
+  });
+});
+
+describe('RateLeases: answering at once from a lease (takeLeased)', () => {
+  it('answers nothing and counts nothing for a key without a lease, then spends a lease without a promise', async () => {
+    const store = new CountingStore([100], [60_000], clock);
+    const l = leases();
+    for (let i = 0; i < 5; i++) expect(l.takeLeased('k')).toBeUndefined();
+    // The misses did not count towards the key's pace: three cold requests still go one at a time.
+    for (let i = 0; i < 3; i++) await l.take('k', store);
+    expect(store.reservations).toEqual([1, 1, 1]);
+    await l.take('k', store); // hot: a block of 4, one of it spent
+    expect(l.takeLeased('k')).toEqual([{ consumed: 5, msBeforeNext: 60_000 }]);
+    expect(l.takeLeased('k')).toEqual([{ consumed: 6, msBeforeNext: 60_000 }]);
+    expect(l.takeLeased('k')).toEqual([{ consumed: 7, msBeforeNext: 60_000 }]);
+    // Spent: nothing more at once, and nothing counted.
+    expect(l.takeLeased('k')).toBeUndefined();
+    expect(store.reservations).toEqual([1, 1, 1, 4]);
+    expect(store.counts).toEqual([7]);
+  });
+
+  it('keeps the pace of the requests it answers', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = leases({ maxBlock: 100 });
+    for (let i = 0; i < 4; i++) await l.take('k', store);
+    for (let i = 0; i < 3; i++) l.takeLeased('k');
+    // Seven requests in this slice: the next block asks for 8 with the eighth.
+    await l.take('k', store);
+    expect(store.reservations).toEqual([1, 1, 1, 4, 8]);
+  });
+
+  it('answers nothing from a lease past its time', async () => {
+    const store = new CountingStore([100], [60_000], clock);
+    const l = leases();
+    for (let i = 0; i < 4; i++) await l.take('k', store);
+    clock.now += 99;
+    expect(l.takeLeased('k')).toEqual([{ consumed: 5, msBeforeNext: 59_901 }]);
+    clock.now += 1;
+    expect(l.takeLeased('k')).toBeUndefined();
+  });
+});
+
+describe('RateLeases: the next block reserved ahead (refillAhead)', () => {
+  const ahead = (overrides: Partial<LeaseOptions> = {}) => leases({ refillAhead: true, ...overrides });
+  /** Three cold requests and the hot fourth, which reserves a block of 4 (one of it spent). */
+  const heatUp = async (l: RateLeases, store: ReservationStore) => {
+    for (let i = 0; i < 4; i++) await l.take('k', store);
+  };
+
+  it('reserves the next block once half of the lease is spent, and the unspent points join it', async () => {
+    const store = new CountingStore([1000, 10_000], [60_000, 86_400_000], clock);
+    const l = ahead();
+    await heatUp(l, store);
+    expect(store.reservations).toEqual([1, 1, 1, 4]);
+    // The fifth request leaves 2 of the 4: the next block (the key's pace, 5) is reserved at once.
+    expect(l.takeLeased('k')?.map((w) => w.consumed)).toEqual([5, 5]);
+    expect(store.reservations).toEqual([1, 1, 1, 4, 5]);
+    await settle();
+    // 2 left of the first block and 5 of the next: seven requests more from memory, counted in turn.
+    const seen: number[] = [];
+    for (let i = 0; i < 7; i++) seen.push(l.takeLeased('k')![0].consumed);
+    expect(seen).toEqual([6, 7, 8, 9, 10, 11, 12]);
+    expect(store.reservations.length).toBeGreaterThan(5); // the next one, ahead again
+    expect(store.counts[0]).toBe(store.reservations.reduce((a, b) => a + b));
+  });
+
+  it('lets requests spend from the lease while the next block is on its way, and the one past it wait for that block', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = ahead();
+    await heatUp(l, store);
+    const open = store.hold();
+    expect(l.takeLeased('k')).toEqual([{ consumed: 5, msBeforeNext: 60_000 }]);
+    await settle();
+    expect(store.reservations).toEqual([1, 1, 1, 4, 5]);
+    // The reservation is held: the lease's last two points are spent, then the lease has nothing at once.
+    expect(l.takeLeased('k')?.[0].consumed).toBe(6);
+    expect(l.takeLeased('k')?.[0].consumed).toBe(7);
+    expect(l.takeLeased('k')).toBeUndefined();
+    const waiting = l.take('k', store);
+    await settle();
+    expect(store.reservations).toEqual([1, 1, 1, 4, 5]); // no second reservation: it waits for the first
+    open();
+    expect((await waiting)[0].consumed).toBe(8);
+    expect(store.reservations).toEqual([1, 1, 1, 4, 5]);
+  });
+
+  it('does not carry points over into a block counted after one of the lease’s windows may have ended: they go back', async () => {
+    const store = new CountingStore([1000, 10_000], [330, 60_000], clock);
+    const l = ahead();
+    await heatUp(l, store); // the short window ends 330 ms from now
+    const open = store.hold();
+    l.takeLeased('k'); // 2 of the block left; the next is reserved
+    clock.now += 90; // 240 ms left of the short window: inside the margin
+    open();
+    await settle();
+    // The old lease's 2 unspent points went back, to the long window only; the new block stands alone. Its counts
+    // were read before those points went back, so it reports them as used until it ends (stricter, never looser).
+    expect(store.givenBack).toEqual([{ points: 2, windows: [1] }]);
+    expect(l.takeLeased('k')?.map((w) => w.consumed)).toEqual([8, 8]);
+  });
+
+  it('carries points over while every window of the lease ends later than the margin', async () => {
+    const store = new CountingStore([1000, 10_000], [340, 60_000], clock);
+    const l = ahead();
+    await heatUp(l, store);
+    const open = store.hold();
+    l.takeLeased('k');
+    clock.now += 89; // 251 ms left of the short window
+    open();
+    await settle();
+    expect(store.givenBack).toEqual([]);
+    // 5 + 4 counted before the block of 5; 7 of them (2 carried over, 5 new) unspent.
+    expect(l.takeLeased('k')?.map((w) => w.consumed)).toEqual([6, 6]);
+  });
+
+  it('lets a block stand alone when the lease it was made for ended before it arrived', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = ahead();
+    await heatUp(l, store); // a lease until 100 ms from now
+    clock.now += 40;
+    const open = store.hold();
+    l.takeLeased('k'); // the next block, valid until 140 ms from the start
+    clock.now += 60;
+    jest.advanceTimersByTime(100); // the lease ends: its 2 unspent points go back
+    await settle();
+    expect(store.givenBack).toEqual([{ points: 2, windows: [0] }]);
+    open();
+    await settle();
+    expect(store.counts).toEqual([3 + 4 - 2 + 5]);
+    expect(l.takeLeased('k')).toEqual([{ consumed: 6, msBeforeNext: 59_900 }]);
+    expect(store.givenBack).toHaveLength(1);
+  });
+
+  it('gives a block of one point back at once: near the floor every request is counted on its own', async () => {
+    const store = new CountingStore([8], [60_000], clock);
+    const l = ahead();
+    await heatUp(l, store); // 7 counted: 1 left
+    l.takeLeased('k');
+    await settle();
+    expect(store.reservations).toEqual([1, 1, 1, 4, 5]); // 5 asked, 1 reserved
+    expect(store.givenBack).toEqual([{ points: 1, windows: [0] }]);
+    expect(store.counts).toEqual([7]);
+    // The lease itself is still spent as before.
+    expect(l.takeLeased('k')?.[0].consumed).toBe(6);
+  });
+
+  it('loses nothing when the reservation ahead fails: the lease is spent, and the request past it reserves again', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = ahead();
+    await heatUp(l, store);
+    const reserve = jest.spyOn(store, 'reserve').mockRejectedValueOnce(new Error('store away'));
+    l.takeLeased('k');
+    await settle();
+    reserve.mockRestore();
+    expect(l.takeLeased('k')?.[0].consumed).toBe(6);
+    expect(l.takeLeased('k')?.[0].consumed).toBe(7);
+    expect((await l.take('k', store))[0].consumed).toBe(8);
+    expect(giveBackErrors).toEqual([]);
+  });
+
+  it('reserves nothing ahead for a key that has cooled down', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = ahead();
+    await heatUp(l, store);
+    clock.now += 250; // two slices later: the pace is forgotten
+    jest.advanceTimersByTime(250);
+    await settle();
+    await l.take('k', store); // the lease ended; a cold request
+    expect(store.reservations).toEqual([1, 1, 1, 4, 1]);
   });
 });

@@ -400,6 +400,27 @@ describe('a hot key: blocks reserved in Redis (RateLeases)', () => {
     expect(await redis.get(counter('ent:1', key))).toBe('100');
   });
 
+  it('answers a hot user at once from the lease this process holds, counting each request, and nothing without one', async () => {
+    const key = fresh('hot');
+    const hot = new RateLimits(redis, withLimits(10_000, 100_000));
+    expect(hot.consumeLeasedForUser(key, 'enterprise')).toBeUndefined();
+    expect(await redis.get(counter('ent:0', key))).toBeNull();
+    for (let i = 0; i < 8; i++) await hot.consumeForUser(key, 'enterprise');
+    const reserve = reservations(redis);
+    const remaining: number[] = [];
+    for (let decision = hot.consumeLeasedForUser(key, 'enterprise'); decision; decision = hot.consumeLeasedForUser(key, 'enterprise')) {
+      expect(decision).toMatchObject({ allowed: true, window: 'minute', limit: 10_000 });
+      remaining.push(decision.remaining);
+    }
+    expect(remaining.length).toBeGreaterThan(0);
+    expect(remaining).toEqual(Array.from({ length: remaining.length }, (_v, i) => 10_000 - 9 - i));
+    // Spent from memory; at most the next block was reserved ahead.
+    expect(reserve.mock.calls.length).toBeLessThanOrEqual(1);
+    await leasesEnded();
+    expect(await redis.get(counter('ent:0', key))).toBe(String(8 + remaining.length));
+    expect(await redis.get(counter('ent:1', key))).toBe(String(8 + remaining.length));
+  });
+
   it(`counts one at a time below ${EXACT_BELOW} left: two instances hammering a window of 200 admit exactly 200 and count every request`, async () => {
     const key = fresh('hot');
     const a = new RateLimits(redis, withLimits(200, 1_000));
@@ -519,13 +540,22 @@ describe('user API rate-limit guards', () => {
     expect(reply.headers).toMatchObject({ 'X-RateLimit-Limit': '4', 'X-RateLimit-Remaining': '3' });
   });
 
+  it('let a user spending from this process’s lease through at once, without a promise', async () => {
+    const user = fresh('usr');
+    const hot = new RateLimits(redis, { ...config, enterpriseLimits: { perMinute: 10_000, perDay: 100_000 } });
+    for (let i = 0; i < 8; i++) await hot.consumeForUser(user, 'enterprise');
+    const reply = recordingReply();
+    expect(new UserRateLimitGuard(hot).canActivate(context({ user: { id: user, tier: 'enterprise' } }, reply))).toBe(true);
+    expect(reply.headers).toMatchObject({ 'X-RateLimit-Limit': '10000', 'X-RateLimit-Remaining': '9991' });
+  });
+
   it('refuse a user past the limit with RATE_LIMITED, the headers and Retry-After', async () => {
     const user = fresh('usr');
     await redis.set(counter('ent:0', user), 4, 'PX', 42_500);
     const reply = recordingReply();
-    const error = await new UserRateLimitGuard(limits)
-      .canActivate(context({ user: { id: user, tier: 'enterprise' } }, reply))
-      .catch((e: unknown) => e);
+    const error = await Promise.resolve(
+      new UserRateLimitGuard(limits).canActivate(context({ user: { id: user, tier: 'enterprise' } }, reply)),
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({
       code: 'RATE_LIMITED',

@@ -192,6 +192,16 @@ export class RateLimits {
     return this.consume(this.tiers[tier], userId);
   }
 
+  /**
+   * As `consumeForUser`, answered at once when this process holds a lease on
+   * the user's windows with points left (a user sending many requests):
+   * counted without a round trip or a promise. Undefined otherwise, with
+   * nothing counted; then call `consumeForUser`.
+   */
+  consumeLeasedForUser(userId: string, tier: Tier): RateDecision | undefined {
+    return this.consumeLeased(this.tiers[tier], userId);
+  }
+
   consumeForAddress(address: string): Promise<RateDecision> {
     return this.consume(this.address, address);
   }
@@ -248,30 +258,22 @@ export class RateLimits {
   }
 
   /**
-   * Counts against every window. A request refused by one window still counts
-   * in the others, as with any fixed-window limiter checked all at once; the
-   * refusal is what the caller sees. The headers describe the window with the
-   * fewest requests left, which is the one that will refuse first.
+   * Counts against every window (through a lease or a round trip) and decides
+   * (see `decide`).
    */
   private async consume(windows: CountedWindow[], key: string): Promise<RateDecision> {
-    const counted = await this.count(windows, key);
-    const decisions: RateDecision[] = counted.map(({ consumed, msBeforeNext }, index) => ({
-      allowed: consumed <= windows[index].points,
-      window: windows[index].name,
-      limit: windows[index].points,
-      remaining: Math.max(0, windows[index].points - consumed),
-      resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
-      retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
-    }));
-    const refused = decisions.find((d) => !d.allowed);
-    if (refused) return refused;
-    return decisions.reduce((tightest, d) => (d.remaining < tightest.remaining ? d : tightest));
+    return decide(windows, await this.count(windows, key));
+  }
+
+  private consumeLeased(windows: CountedWindow[], key: string): RateDecision | undefined {
+    const counted = this.leases.takeLeased(leaseId(windows.map((w) => windowKey(w, key))));
+    return counted && decide(windows, counted);
   }
 
   private async count(windows: CountedWindow[], key: string): Promise<WindowCount[]> {
     const keys = windows.map((w) => windowKey(w, key));
     try {
-      return await this.leases.take(keys.join(' '), {
+      return await this.leases.take(leaseId(keys), {
         reserve: async (wanted: number): Promise<Reservation> => {
           const reply = await this.redis.reserveRateWindows(
             keys.length,
@@ -302,4 +304,28 @@ export class RateLimits {
       );
     }
   }
+}
+
+/** A rule's windows for one key are leased together, under their Redis keys. */
+const leaseId = (keys: string[]): string => keys.join(' ');
+
+/**
+ * The decision on a request counted in every window. A request refused by
+ * one window still counts in the others, as with any fixed-window limiter
+ * checked all at once; the refusal is what the caller sees. The headers
+ * describe the window with the fewest requests left, which is the one that
+ * will refuse first.
+ */
+function decide(windows: CountedWindow[], counted: WindowCount[]): RateDecision {
+  const decisions: RateDecision[] = counted.map(({ consumed, msBeforeNext }, index) => ({
+    allowed: consumed <= windows[index].points,
+    window: windows[index].name,
+    limit: windows[index].points,
+    remaining: Math.max(0, windows[index].points - consumed),
+    resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
+    retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+  }));
+  const refused = decisions.find((d) => !d.allowed);
+  if (refused) return refused;
+  return decisions.reduce((tightest, d) => (d.remaining < tightest.remaining ? d : tightest));
 }

@@ -27,18 +27,30 @@ function refuse(decision: RateDecision): never {
   });
 }
 
-/** Per-user, per-tier limit of the user API. Runs after authentication. */
+/** Reports `decision` on the reply and lets the request through, or refuses it. */
+function admit(reply: FastifyReply, decision: RateDecision): true {
+  applyRateHeaders(reply, decision);
+  if (!decision.allowed) refuse(decision);
+  return true;
+}
+
+/**
+ * Per-user, per-tier limit of the user API. Runs after authentication. A
+ * request counted from this process's lease is answered without a promise
+ * (Nest's guard consumer takes a plain boolean as it is), the others after
+ * the round trip to the shared counters.
+ */
 @Injectable()
 export class UserRateLimitGuard implements CanActivate {
   constructor(private readonly limits: RateLimits) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const http = context.switchToHttp();
-    const request = http.getRequest<FastifyRequest & { user: { id: string; tier: Tier } }>();
-    const decision = await this.limits.consumeForUser(request.user.id, request.user.tier);
-    applyRateHeaders(http.getResponse<FastifyReply>(), decision);
-    if (!decision.allowed) refuse(decision);
-    return true;
+    const { user } = http.getRequest<FastifyRequest & { user: { id: string; tier: Tier } }>();
+    const reply = http.getResponse<FastifyReply>();
+    const leased = this.limits.consumeLeasedForUser(user.id, user.tier);
+    if (leased) return admit(reply, leased);
+    return this.limits.consumeForUser(user.id, user.tier).then((decision) => admit(reply, decision));
   }
 }
 
@@ -49,9 +61,6 @@ export class AddressRateLimitGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
-    const decision = await this.limits.consumeForAddress(http.getRequest<FastifyRequest>().ip);
-    applyRateHeaders(http.getResponse<FastifyReply>(), decision);
-    if (!decision.allowed) refuse(decision);
-    return true;
+    return admit(http.getResponse<FastifyReply>(), await this.limits.consumeForAddress(http.getRequest<FastifyRequest>().ip));
   }
 }

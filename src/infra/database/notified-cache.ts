@@ -168,6 +168,14 @@ export class NotifiedCache<V extends object> {
     return found?.value ?? null;
   }
 
+  /**
+   * The remembered answer for `key`, at once, while the listener is up and
+   * the answer stands; undefined otherwise (then `get` loads it).
+   */
+  peek(key: string): V | undefined {
+    return this.listening ? this.entries.get(key)?.value : undefined;
+  }
+
   /** Whether answers are being remembered (the listening connection is up). */
   get remembering(): boolean {
     return this.listening;

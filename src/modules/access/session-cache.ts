@@ -57,6 +57,11 @@ export class SessionCache implements OnApplicationShutdown {
     });
   }
 
+  /** A standing check of this session, at once; undefined when none stands (then `resolve` checks it). */
+  recall(userId: string, sessionId: string): AuthenticatedUser | undefined {
+    return this.checked.peek(checkKey(userId, sessionId));
+  }
+
   /** Whether checks are being remembered (the listening connection is up). */
   get remembering(): boolean {
     return this.checked.remembering;
