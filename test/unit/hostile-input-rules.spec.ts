@@ -13,6 +13,14 @@ describe('storable text (the edge check of ill-formed Unicode)', () => {
     expect(firstIllFormedText({ name: 'ok', params: { to: ['a', 'b\ud800'] } })).toBe('params.to[1]');
     expect(firstIllFormedText({ params: { ['k\u0000']: 1 } })).toBe('params');
     expect(firstIllFormedText({ a: 1, b: [true, null, { c: 'fine' }] })).toBeNull();
+    // A body that is one string is reported at the root it is given; nothing, or an empty object, has nothing wrong.
+    expect(firstIllFormedText('x\u0000', 'body')).toBe('body');
+    expect(firstIllFormedText('fine', 'body')).toBeNull();
+    expect(firstIllFormedText(undefined)).toBeNull();
+    expect(firstIllFormedText(null)).toBeNull();
+    expect(firstIllFormedText(Object.create(null) as object)).toBeNull();
+    expect(firstIllFormedText({})).toBeNull();
+    expect(firstIllFormedText(['\ud800'], 'body')).toBe('body[0]');
   });
 });
 

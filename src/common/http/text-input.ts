@@ -14,11 +14,19 @@ function childPath(parent: string, key: string, isArray: boolean): string {
   return parent === '' ? key : `${parent}.${key}`;
 }
 
+function isEmpty(value: object): boolean {
+  for (const _key in value) return false;
+  return true;
+}
+
 /**
  * Path of the first string (value or property name) in `value` that is not storable text, or null.
  * Iterative like the depth check, and run after it, so the walk is bounded by the body limit and depth.
  */
 export function firstIllFormedText(value: unknown, root = ''): string | null {
+  // Most requests have nothing to walk (no body, an empty query): answered without allocating.
+  if (typeof value !== 'object' || value === null) return typeof value === 'string' && !isStorableText(value) ? root : null;
+  if (isEmpty(value)) return null;
   const stack: Array<[unknown, string]> = [[value, root]];
   while (stack.length > 0) {
     const [current, path] = stack.pop()!;
