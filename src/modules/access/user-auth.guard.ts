@@ -18,16 +18,15 @@ type UserRequest = { headers: Record<string, string | undefined>; user?: Authent
 
 /**
  * Authenticates user API requests: a valid service access token whose session
- * is live and whose user still exists. A token this process verified before,
- * whose session it checked a moment ago, is answered at once without a
- * promise (both recalled from memory, the check dropped as soon as anything
- * changes it: see `SessionCache`). A token this process verified before is
- * recalled (until its `exp`); any other goes through passport-jwt
+ * is live and whose user still exists. A token this process verified before
+ * is recalled (until its `exp`); any other goes through passport-jwt
  * (UserJwtStrategy), which answers its claims, and is remembered. The session
  * is then checked with this application's session cache, whichever
  * application's strategy instance passport used. Failures become
  * `401 UNAUTHORIZED` with a reason; a failing session lookup (database down)
- * stays an outage (503), never a bad token. Sets `request.user`.
+ * stays an outage (503), never a bad token. Sets `request.user`. A recalled
+ * token whose session check still stands (dropped as soon as anything changes
+ * it: see `SessionCache`) is answered at once, without a promise.
  */
 @Injectable()
 export class UserAuthGuard extends AuthGuard(USER_JWT) {
