@@ -492,6 +492,39 @@ describe('RateLeases: the next block reserved ahead (refillAhead)', () => {
     expect(l.takeLeased('k')?.[0].consumed).toBe(6);
   });
 
+  it('keeps a block of two reserved ahead as a lease, with the points left of the old one', async () => {
+    const store = new CountingStore([9], [60_000], clock);
+    const l = ahead();
+    await heatUp(l, store); // 7 counted: 2 left
+    l.takeLeased('k'); // 5 asked, 2 reserved
+    await settle();
+    expect(store.givenBack).toEqual([]);
+    const seen: number[] = [];
+    for (let i = 0; i < 4; i++) seen.push(l.takeLeased('k')![0].consumed);
+    expect(seen).toEqual([6, 7, 8, 9]);
+    // The next block, asked for once half of that lease was spent, found the window full: its one point went back.
+    await settle();
+    expect(store.givenBack).toEqual([{ points: 1, windows: [0] }]);
+    expect(store.counts).toEqual([9]);
+  });
+
+  it('carries over the points of a lease past its time whose timer has not run yet: they were counted in the same windows', async () => {
+    const store = new CountingStore([1000], [60_000], clock);
+    const l = ahead();
+    await heatUp(l, store); // a lease until 100 ms from now
+    clock.now += 40;
+    const open = store.hold();
+    l.takeLeased('k'); // the next block, valid until 140 ms from the start
+    clock.now += 70; // the old lease is past its time; its timer has not run
+    open();
+    await settle();
+    expect(l.takeLeased('k')).toEqual([{ consumed: 3 + 4 - 2 + 1, msBeforeNext: 59_890 }]);
+    jest.advanceTimersByTime(100); // both leases' timers: the new one had 7 points, one of them spent
+    await settle();
+    expect(store.givenBack).toEqual([{ points: 6, windows: [0] }]);
+    expect(store.counts).toEqual([6]);
+  });
+
   it('loses nothing when the reservation ahead fails: the lease is spent, and the request past it reserves again', async () => {
     const store = new CountingStore([1000], [60_000], clock);
     const l = ahead();

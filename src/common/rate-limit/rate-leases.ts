@@ -190,10 +190,18 @@ export class RateLeases {
     if (this.leases.get(id) === lease) this.leases.delete(id);
     const unused = lease.reserved - lease.used;
     lease.reserved = lease.used;
-    if (unused <= 0) return;
-    const now = this.options.now();
-    const current = lease.windows.flatMap((w, index) => (w.endsAt - now > this.options.giveBackMarginMs ? [index] : []));
-    if (current.length > 0) lease.store.giveBack(unused, current).catch(this.options.onGiveBackError);
+    if (unused > 0) this.giveBack(lease.store, unused, lease.windows, this.options.now());
+  }
+
+  /** Gives `points` back to those of `windows` that are still current (see `current`). */
+  private giveBack(store: ReservationStore, points: number, windows: Array<{ endsAt: number }>, now: number): void {
+    const current = windows.flatMap((w, index) => (this.current(w, now) ? [index] : []));
+    if (current.length > 0) store.giveBack(points, current).catch(this.options.onGiveBackError);
+  }
+
+  /** Whether a window ends later than the give-back margin: a counter that ends sooner may already be the next window's. */
+  private current(window: { endsAt: number }, now: number): boolean {
+    return window.endsAt - now > this.options.giveBackMarginMs;
   }
 
   /**
@@ -217,30 +225,25 @@ export class RateLeases {
 
   /**
    * A block reserved ahead becomes the key's lease. The points the lease it
-   * was made for has not spent carry over into it while that lease stands and
-   * its windows are still the ones the new block was counted in (each ends
-   * later than the give-back margin); otherwise they go back as the old lease
+   * was made for has not spent (none once that lease has ended) carry over
+   * into it while every window of that lease is still current, so the block
+   * was counted in the same windows; otherwise they go back as the old lease
    * ends. A block of one point means the windows are near their floor, where
    * every request is counted on its own: it goes back at once.
    */
   private extend(id: string, old: Lease, { reserved, windows }: Reservation, since: number): void {
     const now = this.options.now();
-    const endsAt = windows.map((w) => now + w.msBeforeNext);
-    if (reserved < 2) {
-      const current = endsAt.flatMap((end, index) => (end - now > this.options.giveBackMarginMs ? [index] : []));
-      if (current.length > 0) old.store.giveBack(reserved, current).catch(this.options.onGiveBackError);
-      return;
-    }
+    const counted = windows.map((w) => ({ consumed: w.consumed, endsAt: now + w.msBeforeNext }));
+    if (reserved < 2) return this.giveBack(old.store, reserved, counted, now);
     const lease: Lease = {
       reserved,
       used: 0,
       block: reserved,
-      windows: windows.map((w, index) => ({ consumed: w.consumed, endsAt: endsAt[index] })),
+      windows: counted,
       validUntil: since + this.options.leaseMs,
       store: old.store,
     };
-    const standing = this.leases.get(id) === old && old.used < old.reserved && now < old.validUntil;
-    if (standing && old.windows.every((w) => w.endsAt - now > this.options.giveBackMarginMs)) {
+    if (old.windows.every((w) => this.current(w, now))) {
       lease.reserved += old.reserved - old.used;
       old.reserved = old.used;
     }
