@@ -73,6 +73,15 @@ async function repeat(times: number, consume: () => Promise<RateDecision>): Prom
  */
 const counter = (rule: string, key: string) => `${PREFIX}:rl:${rule}:{${key}}`;
 
+/**
+ * Makes `key` hot: twelve requests sent at once, within one of the leases' 100 ms slices, so that the eighth
+ * reserves a block and the ones after it spend from it. Answers how many requests were made.
+ */
+async function burst(limits: RateLimits, key: string): Promise<number> {
+  await Promise.all(Array.from({ length: 12 }, () => limits.consumeForUser(key, 'enterprise')));
+  return 12;
+}
+
 /** Seconds from now, as `resetAt` counts them, for a window with `ms` left. */
 const nowPlus = (ms: number) => Math.ceil((Date.now() + ms) / 1000);
 
@@ -405,20 +414,27 @@ describe('a hot key: blocks reserved in Redis (RateLeases)', () => {
     const hot = new RateLimits(redis, withLimits(10_000, 100_000));
     expect(hot.consumeLeasedForUser(key, 'enterprise')).toBeUndefined();
     expect(await redis.get(counter('ent:0', key))).toBeNull();
-    for (let i = 0; i < 8; i++) await hot.consumeForUser(key, 'enterprise');
-    const reserve = reservations(redis);
+    let made = 0;
     const remaining: number[] = [];
-    for (let decision = hot.consumeLeasedForUser(key, 'enterprise'); decision; decision = hot.consumeLeasedForUser(key, 'enterprise')) {
-      expect(decision).toMatchObject({ allowed: true, window: 'minute', limit: 10_000 });
-      remaining.push(decision.remaining);
+    // A loaded machine can stall past a lease's 100 ms between the burst and the loop: then burst again.
+    for (let attempt = 0; remaining.length === 0 && attempt < 5; attempt++) {
+      made += await burst(hot, key);
+      const reserve = reservations(redis);
+      for (let decision = hot.consumeLeasedForUser(key, 'enterprise'); decision; decision = hot.consumeLeasedForUser(key, 'enterprise')) {
+        expect(decision).toMatchObject({ allowed: true, window: 'minute', limit: 10_000 });
+        remaining.push(decision.remaining);
+      }
+      // Spent from memory; at most the next block was reserved ahead.
+      expect(reserve.mock.calls.length).toBeLessThanOrEqual(1);
+      reserve.mockRestore();
     }
     expect(remaining.length).toBeGreaterThan(0);
-    expect(remaining).toEqual(Array.from({ length: remaining.length }, (_v, i) => 10_000 - 9 - i));
-    // Spent from memory; at most the next block was reserved ahead.
-    expect(reserve.mock.calls.length).toBeLessThanOrEqual(1);
+    // One request less each time, as counted in Redis.
+    expect(remaining).toEqual(Array.from({ length: remaining.length }, (_v, i) => remaining[0] - i));
+    made += remaining.length;
     await leasesEnded();
-    expect(await redis.get(counter('ent:0', key))).toBe(String(8 + remaining.length));
-    expect(await redis.get(counter('ent:1', key))).toBe(String(8 + remaining.length));
+    expect(await redis.get(counter('ent:0', key))).toBe(String(made));
+    expect(await redis.get(counter('ent:1', key))).toBe(String(made));
   });
 
   it(`counts one at a time below ${EXACT_BELOW} left: two instances hammering a window of 200 admit exactly 200 and count every request`, async () => {
@@ -543,10 +559,21 @@ describe('user API rate-limit guards', () => {
   it('let a user spending from this process’s lease through at once, without a promise', async () => {
     const user = fresh('usr');
     const hot = new RateLimits(redis, { ...config, enterpriseLimits: { perMinute: 10_000, perDay: 100_000 } });
-    for (let i = 0; i < 8; i++) await hot.consumeForUser(user, 'enterprise');
-    const reply = recordingReply();
-    expect(new UserRateLimitGuard(hot).canActivate(context({ user: { id: user, tier: 'enterprise' } }, reply))).toBe(true);
-    expect(reply.headers).toMatchObject({ 'X-RateLimit-Limit': '10000', 'X-RateLimit-Remaining': '9991' });
+    let made = 0;
+    for (let attempt = 0; ; attempt++) {
+      made += await burst(hot, user);
+      const reply = recordingReply();
+      const answer = new UserRateLimitGuard(hot).canActivate(context({ user: { id: user, tier: 'enterprise' } }, reply));
+      made += 1;
+      if (answer === true) {
+        expect(reply.headers['X-RateLimit-Limit']).toBe('10000');
+        expect(Number(reply.headers['X-RateLimit-Remaining'])).toBeLessThanOrEqual(10_000 - made);
+        break;
+      }
+      // The lease ended before this request (a stalled machine): it was counted with a round trip instead.
+      await expect(answer).resolves.toBe(true);
+      if (attempt === 4) throw new Error('no request was answered from a lease in 5 bursts');
+    }
   });
 
   it('refuse a user past the limit with RATE_LIMITED, the headers and Retry-After', async () => {
