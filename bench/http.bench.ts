@@ -13,6 +13,7 @@ import { TestIdentityProvider } from '../test/support/identity-provider';
 import { login } from '../test/support/users';
 import { profileFile, spawnApi, stopGracefully } from './support/roles';
 import { load, LoadResult } from './support/load';
+import { measureCpu, processGroups, ProcessGroup } from './support/process-cpu';
 import { formatProfile, summariseProfile, writeSummary } from './support/profile';
 import { ratio, writeResult } from './support/results';
 
@@ -84,6 +85,11 @@ interface Row {
   non2xx: number;
   errors: number;
   ratio: number;
+  /**
+   * CPU microseconds per request over the row (user + system): the server's process, the PostgreSQL backends of
+   * the bench database, Redis, and the load generator. Where the machine's two cores went, per request.
+   */
+  cpuUs: { server: number; postgres: number; redis: number; loadGenerator: number };
 }
 
 /** autocannon (bench/support/autocannon-child.js) with a method, bodies sent in turn and a fresh Idempotency-Key per request. */
@@ -258,12 +264,27 @@ it('measures authenticated user API reads and sends against bare Fastify baselin
 
     const rows: Row[] = [];
     const warmed = new Set<string>();
+    // The processes each server's rows account CPU to: the server itself, the database's backends and Redis.
+    const cpuGroups = async (pid: number | undefined): Promise<ProcessGroup[]> =>
+      (await processGroups(env, [{ name: 'server', pid }])).filter((g) => !g.name.startsWith('bench clients'));
+    const groups = { bare: await cpuGroups(bare.child.pid), service: await cpuGroups(service.child.pid) };
     const measure = async (method: Row['method'], shownPath: string, realPath: string, connections: number, withDatabase: boolean) => {
       const auth = realPath === '/health/live' ? {} : user.auth;
       const run = (base: string, headers: Record<string, string>, seconds: number) =>
         method === 'POST'
           ? loadPost(`${base}${realPath}`, connections, seconds, headers, sendBodies)
           : load(`${base}${realPath}`, connections, seconds, headers);
+      const measured = async (server: Row['server'], base: string, headers: Record<string, string>) => {
+        const { result, shares } = await measureCpu(
+          groups[server],
+          () => run(base, headers, DURATION),
+          (r) => r.total,
+        );
+        const us = (name: string) => Math.round((shares.find((s) => s.name.startsWith(name))?.msPerUnit ?? 0) * 1000);
+        const cpuUs = { server: us('server'), postgres: us('PostgreSQL'), redis: us('Redis'), loadGenerator: 0 };
+        cpuUs.loadGenerator = Math.round((result.cpuMs * 1000) / Math.max(1, result.total));
+        return toRow(server, result, cpuUs);
+      };
       if (!warmed.has(`${method} ${realPath}`)) {
         // Warm both servers up on this route at 50 connections (JIT, pools, prepared statements); not recorded.
         const seconds = warmed.size === 0 ? 2 : 1;
@@ -275,7 +296,7 @@ it('measures authenticated user API reads and sends against bare Fastify baselin
         await warm(baseUrl, {});
         await warm(url, auth);
       }
-      const toRow = (server: Row['server'], r: LoadResult): Row => ({
+      const toRow = (server: Row['server'], r: LoadResult, cpuUs: Row['cpuUs']): Row => ({
         target: `${server === 'bare' ? (withDatabase ? 'bare Fastify + pg' : 'bare Fastify') : 'service'} ${method} ${shownPath}`,
         server,
         method,
@@ -289,9 +310,10 @@ it('measures authenticated user API reads and sends against bare Fastify baselin
         non2xx: r.non2xx,
         errors: r.errors + r.timeouts,
         ratio: 1,
+        cpuUs,
       });
-      const base = toRow('bare', await run(baseUrl, {}, DURATION));
-      const full = toRow('service', await run(url, auth, DURATION));
+      const base = await measured('bare', baseUrl, {});
+      const full = await measured('service', url, auth);
       full.ratio = ratio(full.requestsPerSecond, base.requestsPerSecond);
       rows.push(base, full);
       console.log(
@@ -350,6 +372,17 @@ it('measures authenticated user API reads and sends against bare Fastify baselin
       0.5,
     );
 
+    // What limits the ratios: CPU per request of the server and of the load generator that shares the cores with it.
+    for (const connections of [50, 200]) {
+      const [b, f] = [find('bare', 'GET', '/v1/me', connections), find('service', 'GET', '/v1/me', connections)];
+      if (b && f)
+        notes.push(
+          `GET /v1/me at ${connections} connections, CPU per request: bare Fastify ${b.cpuUs.server} µs, the service ${f.cpuUs.server} µs ` +
+            `(${(f.cpuUs.server / Math.max(1, b.cpuUs.server)).toFixed(2)}×); the load generator ${b.cpuUs.loadGenerator} µs against the bare server ` +
+            `and ${f.cpuUs.loadGenerator} µs against the service (it waits more, and each wake-up costs). ` +
+            `A ratio of req/s near the inverse of the server's CPU ratio means the server's own CPU is the limit.`,
+        );
+    }
     const curve = (server: Row['server']) => {
       const points = rows.filter((r) => r.server === server && r.path === '/v1/me');
       return {
@@ -380,8 +413,30 @@ it('measures authenticated user API reads and sends against bare Fastify baselin
       rows,
       tables: [
         {
-          columns: ['target', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'ratio to bare'],
-          rows: rows.map((r) => [r.target, r.connections, r.requestsPerSecond, r.p50Ms, r.p99Ms, r.maxMs, r.non2xx, r.errors, r.ratio]),
+          columns: [
+            'target',
+            'connections',
+            'req/s',
+            'p50 ms',
+            'p99 ms',
+            'max ms',
+            'non-2xx',
+            'errors',
+            'ratio to bare',
+            'CPU µs per request: server · PostgreSQL · Redis · load generator',
+          ],
+          rows: rows.map((r) => [
+            r.target,
+            r.connections,
+            r.requestsPerSecond,
+            r.p50Ms,
+            r.p99Ms,
+            r.maxMs,
+            r.non2xx,
+            r.errors,
+            r.ratio,
+            `${r.cpuUs.server} · ${r.cpuUs.postgres} · ${r.cpuUs.redis} · ${r.cpuUs.loadGenerator}`,
+          ]),
         },
       ],
       targets,

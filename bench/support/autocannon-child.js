@@ -5,7 +5,8 @@
  * `{ url, connections, duration, headers, method?, bodies?, idempotencyKeys? }`
  * and prints a JSON summary. `bodies` (strings) are sent in turn, one per
  * request; `idempotencyKeys: true` gives every request a fresh random
- * `Idempotency-Key` header.
+ * `Idempotency-Key` header. The summary includes the CPU this process used
+ * over the run (`cpuMs`).
  */
 'use strict';
 /* eslint-disable @typescript-eslint/no-require-imports -- plain node script */
@@ -36,7 +37,9 @@ const requests =
       ]
     : undefined;
 
+const cpuBefore = process.cpuUsage();
 autocannon({ ...options, headers, ...(requests ? { requests } : {}) }, (error, result) => {
+  const cpu = process.cpuUsage(cpuBefore);
   if (error) {
     console.error(error);
     process.exit(1);
@@ -58,6 +61,8 @@ autocannon({ ...options, headers, ...(requests ? { requests } : {}) }, (error, r
       errors: result.errors,
       timeouts: result.timeouts,
       statuses,
+      // The load generator's own CPU over the run (user + system, ms): what the bench can say of the core it took.
+      cpuMs: (cpu.user + cpu.system) / 1000,
     }),
   );
 });

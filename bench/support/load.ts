@@ -9,6 +9,8 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   statuses: Record<string, number>;
+  /** CPU milliseconds (user + system) the load generator's process used over the run. */
+  cpuMs: number;
 }
 
 /** Runs autocannon against `url` from a separate process (bench/support/autocannon-child.js) and answers its summary. */
