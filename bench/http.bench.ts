@@ -281,9 +281,8 @@ it('measures authenticated user API reads and sends against bare Fastify baselin
           (r) => r.total,
         );
         const us = (name: string) => Math.round((shares.find((s) => s.name.startsWith(name))?.msPerUnit ?? 0) * 1000);
-        const cpuUs = { server: us('server'), postgres: us('PostgreSQL'), redis: us('Redis'), loadGenerator: 0 };
-        cpuUs.loadGenerator = Math.round((result.cpuMs * 1000) / Math.max(1, result.total));
-        return toRow(server, result, cpuUs);
+        const loadGenerator = Math.round((result.cpuMs * 1000) / Math.max(1, result.total));
+        return toRow(server, result, { server: us('server'), postgres: us('PostgreSQL'), redis: us('Redis'), loadGenerator });
       };
       if (!warmed.has(`${method} ${realPath}`)) {
         // Warm both servers up on this route at 50 connections (JIT, pools, prepared statements); not recorded.
