@@ -8,6 +8,7 @@ import { redisOptionsFromUrl } from '../redis/redis-options';
 import { JobOutbox } from './job-outbox';
 import { JobOutboxRepository } from './job-outbox.repository';
 import { QUEUE_NAMES } from './queues';
+import { ServiceQueue, ServiceWorker } from './quiet-close';
 
 /**
  * BullMQ's connection. On one Redis, options: every queue and worker opens its
@@ -36,6 +37,11 @@ export async function closeQueueConnection(connection: QueueConnection): Promise
  * any area can inject a producer with `@InjectQueue(QUEUES.x)`. Processors are
  * registered by the worker role only (WorkerModule).
  */
+// The queues and workers `@nestjs/bullmq` creates (set before `registerQueue` below runs): BullMQ's own, closed
+// without an unhandled rejection when Redis is unreachable (see quiet-close.ts).
+BullModule.queueClass = ServiceQueue;
+BullModule.workerClass = ServiceWorker;
+
 @Global()
 @Module({
   imports: [
