@@ -32,16 +32,16 @@ export async function closeQueueConnection(connection: QueueConnection): Promise
   if (connection instanceof Object && 'isCluster' in connection) await closeRedisClient(connection);
 }
 
+// The classes `@nestjs/bullmq` makes queues and workers of (set before `registerQueue` below runs): BullMQ's, except
+// that closing one while Redis is unreachable leaves no unhandled rejection (quiet-close.ts).
+BullModule.queueClass = ServiceQueue;
+BullModule.workerClass = ServiceWorker;
+
 /**
  * BullMQ with one shared connection config; every queue is registered here so
  * any area can inject a producer with `@InjectQueue(QUEUES.x)`. Processors are
  * registered by the worker role only (WorkerModule).
  */
-// The queues and workers `@nestjs/bullmq` creates (set before `registerQueue` below runs): BullMQ's own, closed
-// without an unhandled rejection when Redis is unreachable (see quiet-close.ts).
-BullModule.queueClass = ServiceQueue;
-BullModule.workerClass = ServiceWorker;
-
 @Global()
 @Module({
   imports: [
