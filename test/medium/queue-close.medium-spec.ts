@@ -6,8 +6,8 @@ import { ServiceQueue, ServiceWorker } from '../../src/infra/queue/quiet-close';
  * unreachable (src/infra/queue/quiet-close.ts). The race is met on purpose:
  * each is closed at the moment its connection starts a reconnect attempt, after
  * a first attempt has failed. With BullMQ's own classes that close leaves an
- * unhandled rejection ("connect ECONNREFUSED"), which Jest would count against
- * the test that is running (a BullMQ `Queue` or `Worker` in their place fails both).
+ * unhandled rejection ("connect ECONNREFUSED"): a BullMQ `Queue` or `Worker` in
+ * their place fails both tests.
  */
 describe('BullMQ closed while Redis is unreachable', () => {
   // Port 1 on loopback: nothing listens there, so every connection attempt is refused at once.
@@ -29,19 +29,27 @@ describe('BullMQ closed while Redis is unreachable', () => {
       poll();
     });
 
-  /** Closes at the start of a reconnect attempt, then lets the dropped socket's events run out. */
-  const closeMidReconnect = async (closable: Closable) => {
-    await reconnectAttempt(clientOf(closable));
-    await closable.close();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+  /** Closes at the start of a reconnect attempt, lets the dropped socket's events run out, and answers the rejections left unhandled. */
+  const closeMidReconnect = async (closable: Closable): Promise<string[]> => {
+    const unhandled: string[] = [];
+    const record = (reason: unknown) => unhandled.push(reason instanceof Error ? reason.message : String(reason));
+    process.on('unhandledRejection', record);
+    try {
+      await reconnectAttempt(clientOf(closable));
+      await closable.close();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+    return unhandled;
   };
 
   it('closes a queue', async () => {
-    await closeMidReconnect(new ServiceQueue('quiet-close', { connection: unreachable }));
+    expect(await closeMidReconnect(new ServiceQueue('quiet-close', { connection: unreachable }))).toEqual([]);
   });
 
   it('closes a worker', async () => {
     const worker = new ServiceWorker('quiet-close', async () => undefined, { connection: unreachable, autorun: false });
-    await closeMidReconnect(worker);
+    expect(await closeMidReconnect(worker)).toEqual([]);
   });
 });
