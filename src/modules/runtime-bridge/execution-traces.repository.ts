@@ -35,6 +35,9 @@ export interface StatementPart {
 /** The only reader and writer of `capability_executions`. */
 @Injectable()
 export class ExecutionTracesRepository extends SqlRepository {
+  /** The prepared statement name of each text `insert` writes (with or without another table's part): one per text. */
+  private readonly statementNames = new Map<string, string>();
+
   constructor(@InjectDataSource() dataSource: DataSource) {
     super(dataSource);
   }
@@ -76,7 +79,11 @@ export class ExecutionTracesRepository extends SqlRepository {
       selects.push(part.select);
       params.push(...part.params);
     }
-    await this.execute(`WITH ${ctes.join(', ')} SELECT ${selects.join(', ')}`, params);
+    // Prepared: one is written per capability call, and parsing and planning it cost as much as running it.
+    const sql = `WITH ${ctes.join(', ')} SELECT ${selects.join(', ')}`;
+    let name = this.statementNames.get(sql);
+    if (!name) this.statementNames.set(sql, (name = `trace_insert_${this.statementNames.size}`));
+    await this.prepared(name, sql, params);
   }
 
   /** Drops traces older than `days` in small batches; how many. */
