@@ -244,6 +244,8 @@ export class ProviderRuntime {
   behaviour: RuntimeBehaviour = 'conforming';
   /** Added to every answer (not to streams) while `slow`. */
   slowDelayMs = 3_000;
+  /** The `ttl` of every state answer: 0 makes each answer stale at once, so every call through the service reaches the runtime. */
+  stateTtl = 300;
   url = '';
   private server: Server;
   private port = 0;
@@ -453,7 +455,7 @@ export class ProviderRuntime {
         metadata.debug = { upstreamAuthorization: `Bearer ${token}`, awsAccessKeyId: LEAKED_AWS_KEY_ID };
       if (this.behaviour === 'oversized') metadata.trace = 'x'.repeat(300 * 1024);
       if (this.behaviour === 'wrong_envelope') return this.answer(res, 200, { balance: data, cachedFor: '5m' });
-      return this.answer(res, 200, { status: 'ok', data, ttl: 300, metadata });
+      return this.answer(res, 200, { status: 'ok', data, ttl: this.stateTtl, metadata });
     }
 
     if (capability.type === 'action') {

@@ -20,7 +20,7 @@ import { ExecutionFailure } from './execution-failure';
 import { ExecutionTraces, PhaseClock, TraceInput } from './execution-traces.service';
 import { RealtimeSubscriptions } from './realtime-subscriptions.service';
 import { InvokeOptions, RuntimeInvoker } from './runtime-invoker.service';
-import { CachedCopies, StateCache } from './state-cache';
+import { CachedCopies, CachedState, StateCache } from './state-cache';
 import { DevSessions } from './dev-sessions.service';
 
 /** Who asked for an execution: a signed-in user on their install, or an app with `capabilities:execute`. */
@@ -168,8 +168,7 @@ export class CapabilityExecutor {
       { 'X-Service-User-Id': target.user_id },
       invokeOptions,
     );
-    // The trace does not hold the answer (see `ExecutionTraces.recordAfterAnswer`); the answer is what the cache stored.
-    this.traceAfterAnswer(requestId, clock, target, capability, trigger, success.status, success.attempts);
+    clock.enter('deliver');
     const entry = {
       data: success.body.data as Record<string, unknown>,
       params,
@@ -179,7 +178,19 @@ export class CapabilityExecutor {
       degraded: success.status === 'degraded',
       source: 'state' as const,
     };
-    const stored = viaDev ? entry : await this.cache.store(target.install_id, capability.name, entry, copies);
+    // An API call is answered without waiting for the cache write (`StateCache.storeInBackground`); a poll waits for it.
+    let stored: Pick<CachedState, 'data' | 'ttl' | 'metadata' | 'fetchedAt'>;
+    try {
+      stored = viaDev
+        ? entry
+        : copies
+          ? this.cache.storeInBackground(target.install_id, capability.name, entry, copies)
+          : await this.cache.store(target.install_id, capability.name, entry);
+    } finally {
+      // The trace does not hold the answer (see `ExecutionTraces.recordAfterAnswer`); the answer is what the cache stored.
+      // Its statement starts after the cache write was sent (a poll: acknowledged).
+      this.traceAfterAnswer(requestId, clock, target, capability, trigger, success.status, success.attempts);
+    }
     return {
       requestId,
       status: success.status,

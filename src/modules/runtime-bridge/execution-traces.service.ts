@@ -16,7 +16,9 @@ export class PhaseClock {
   readonly phases: Partial<Record<Phase, number>> = {};
   private current: { phase: Phase; at: number } | null = null;
 
+  /** Starts timing `phase`, ending the current one; entering the phase already timed changes nothing. */
   enter(phase: Phase): void {
+    if (this.current?.phase === phase) return;
     this.close();
     this.current = { phase, at: performance.now() };
   }

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { REDIS } from '../../infra/redis/redis.module';
@@ -48,6 +48,8 @@ export const STALE_AFTER_FAILURES = 3;
  */
 @Injectable()
 export class StateCache {
+  private readonly logger = new Logger(StateCache.name);
+
   constructor(
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -96,11 +98,33 @@ export class StateCache {
    */
   async store(installId: string, capability: string, entry: NewEntry, read?: CachedCopies): Promise<CachedState> {
     const full = StateCache.complete(entry);
-    const widget = entry.source !== 'state' ? undefined : read ? read.widget : await this.getWidget(installId, capability);
+    await this.write(installId, capability, full, read);
+    return full;
+  }
+
+  /**
+   * `store` for a caller answered with the copy before Redis acknowledges it
+   * (an API call, given the copies it read). The write is sent at once on
+   * this process's connection, whose commands run in order, so every later
+   * read by this process sees it; another client may read the previous copy
+   * for a round trip, and a failed write (logged, never thrown) costs the
+   * next call a runtime call, never a wrong answer (docs/decisions.md, "The
+   * bridge's cache write").
+   */
+  storeInBackground(installId: string, capability: string, entry: NewEntry, read: CachedCopies): CachedState {
+    const full = StateCache.complete(entry);
+    this.write(installId, capability, full, read).catch((error: unknown) =>
+      this.logger.warn({ err: error, installId, capability }, 'state answer not cached'),
+    );
+    return full;
+  }
+
+  private async write(installId: string, capability: string, full: CachedState, read?: CachedCopies): Promise<void> {
+    const widget = full.source !== 'state' ? undefined : read ? read.widget : await this.getWidget(installId, capability);
     // Two keys in different cluster slots: two writes, not one MULTI.
     await Promise.all([
       this.redis.set(this.key(installId, capability), JSON.stringify(full), 'EX', RETENTION_SECONDS),
-      widget && JSON.stringify(widget.params) === JSON.stringify(entry.params)
+      widget && JSON.stringify(widget.params) === JSON.stringify(full.params)
         ? this.redis.set(
             this.key(installId, capability, 'widget'),
             JSON.stringify({ ...full, attemptedAt: widget.attemptedAt }),
@@ -109,7 +133,6 @@ export class StateCache {
           )
         : undefined,
     ]);
-    return full;
   }
 
   private static complete(entry: NewEntry): CachedState {
