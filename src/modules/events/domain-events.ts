@@ -71,10 +71,11 @@ export class DomainEvents {
    * The event as parts of a single statement, for a change that is itself one
    * statement: `WITH change AS (…), <cte> SELECT <select>`. A statement is its
    * own transaction, so the event exists exactly when the change does, as with
-   * `record`, in one round trip instead of four. Parameters start at `$<first>`.
+   * `record`, in one round trip instead of four. Parameters start at `$<first>`;
+   * the event's id is made here unless the caller made it.
    */
-  inStatement(event: DomainEventInput, first: number): { cte: string; select: string; params: unknown[] } {
-    return this.events.insertInStatement({ id: newId('evt'), type: event.type, payload: event.payload }, first);
+  inStatement(event: DomainEventInput & { id?: string }, first: number): { cte: string; select: string; params: unknown[] } {
+    return this.events.insertInStatement({ id: event.id ?? newId('evt'), type: event.type, payload: event.payload }, first);
   }
 
   /** Drops events dispatched more than `days` ago (retention job); answers how many. */

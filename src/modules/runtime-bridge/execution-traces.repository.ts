@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { inBatches } from '../../infra/database/in-batches';
 import { SqlRepository } from '../../infra/database/sql-repository';
+import { EVENTS_CHANNEL, EventsRepository } from '../events/events.repository';
 
 /** A `capability_executions` row to write (`req_` id). */
 export interface NewTrace {
@@ -24,6 +25,46 @@ export interface NewTrace {
   /** Wait for the commit to reach disk (`synchronous_commit`): action traces only. */
   durable: boolean;
 }
+
+/** The outbox event a trace brings (`capability.invoked` / `capability.failed`), written with it. */
+export interface TraceEvent {
+  id: string;
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * Many non-durable traces and their events in one statement (`insertMany`):
+ * the rows arrive as arrays, one per column, so the statement text is the
+ * same whatever their number and is prepared once per connection. A trace
+ * whose install is gone (uninstalled, erased since its call) is skipped with
+ * its event rather than failing the others on the foreign key. The events
+ * wake the dispatchers on commit, and only when there are some.
+ */
+const INSERT_MANY_SQL = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                         $9::text[], $10::text[], $11::text[], $12::int[], $13::boolean[], $14::jsonb[], $15::int[],
+                         $16::text[], $17::text[], $18::jsonb[])
+      AS t(id, install_id, user_id, app_id, package_id, capability, mode, trigger, outcome, error_code, error_message,
+           attempts, retries_exhausted, phases, duration_ms, event_id, event_type, event_payload)),
+  trace AS (
+    INSERT INTO capability_executions (id, install_id, user_id, app_id, package_id, capability, mode, trigger, outcome,
+                                       error_code, error_message, attempts, retries_exhausted, phases, duration_ms)
+    SELECT id, install_id, user_id, app_id, package_id, capability, mode, trigger, outcome,
+           error_code, error_message, attempts, retries_exhausted, phases, duration_ms
+      FROM input WHERE EXISTS (SELECT 1 FROM installs WHERE installs.id = input.install_id)
+    RETURNING id),
+  traced_event AS (SELECT input.* FROM input JOIN trace USING (id) WHERE input.event_id IS NOT NULL),
+  ${EventsRepository.heldInsertSql({
+    name: 'recorded_event',
+    source: 'traced_event',
+    id: 'event_id',
+    type: 'event_type',
+    payload: 'event_payload',
+    delayMs: '0',
+  })}
+  SELECT set_config('synchronous_commit', 'off', true),
+         CASE WHEN EXISTS (SELECT 1 FROM traced_event) THEN pg_notify('${EVENTS_CHANNEL}', '0') END`;
 
 /** A statement part written by another area in the same statement (the outbox event of `DomainEvents.inStatement`). */
 export interface StatementPart {
@@ -84,6 +125,34 @@ export class ExecutionTracesRepository extends SqlRepository {
     let name = this.statementNames.get(sql);
     if (!name) this.statementNames.set(sql, (name = `trace_insert_${this.statementNames.size}`));
     await this.prepared(name, sql, params);
+  }
+
+  /**
+   * Non-durable traces (reads and cache hits), each with its event when it
+   * brings one, in one statement that commits asynchronously (see `insert`).
+   */
+  async insertMany(rows: Array<{ trace: NewTrace; event?: TraceEvent }>): Promise<void> {
+    const column = <T>(pick: (row: { trace: NewTrace; event?: TraceEvent }) => T): T[] => rows.map(pick);
+    await this.prepared('trace_insert_many', INSERT_MANY_SQL, [
+      column((r) => r.trace.requestId),
+      column((r) => r.trace.installId),
+      column((r) => r.trace.userId),
+      column((r) => r.trace.appId),
+      column((r) => r.trace.packageId),
+      column((r) => r.trace.capability),
+      column((r) => r.trace.mode),
+      column((r) => r.trace.trigger),
+      column((r) => r.trace.outcome),
+      column((r) => r.trace.errorCode),
+      column((r) => r.trace.errorMessage),
+      column((r) => r.trace.attempts),
+      column((r) => r.trace.retriesExhausted),
+      column((r) => JSON.stringify(r.trace.phases)),
+      column((r) => r.trace.durationMs),
+      column((r) => r.event?.id ?? null),
+      column((r) => r.event?.type ?? null),
+      column((r) => (r.event ? JSON.stringify(r.event.payload) : null)),
+    ]);
   }
 
   /** Drops traces older than `days` in small batches; how many. */

@@ -1,7 +1,8 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { newId } from '../../common/ids';
 import { DomainEvents } from '../events/domain-events';
 import type { ExecutionTarget } from '../marketplace/installs.service';
-import { ExecutionTracesRepository } from './execution-traces.repository';
+import { ExecutionTracesRepository, NewTrace, TraceEvent } from './execution-traces.repository';
 import { CapabilityMode } from '@soul-service/rules';
 
 export const CAPABILITY_EVENTS = { invoked: 'capability.invoked', failed: 'capability.failed' } as const;
@@ -47,6 +48,10 @@ export interface TraceInput {
 
 /** How long execution traces are kept for the delivery log and debugging. */
 export const TRACE_RETENTION_DAYS = 30;
+/** A read's trace waits at most this long for others to be written with it (`recordAfterAnswer`). */
+export const TRACE_FLUSH_MS = 10;
+/** Traces written in one statement at most; a full batch is written at once. */
+export const TRACE_BATCH = 200;
 
 /**
  * Execution traces (`req_` ids) and the `capability.invoked` / `capability.failed`
@@ -59,6 +64,9 @@ export class ExecutionTraces implements BeforeApplicationShutdown {
   private readonly logger = new Logger(ExecutionTraces.name);
   /** Traces being written after their answer was sent (`recordAfterAnswer`); a shutdown waits for them. */
   private readonly writing = new Set<Promise<void>>();
+  /** Reads' traces waiting for the next batch statement, and the timer that writes it. */
+  private batch: Array<{ trace: NewTrace; event?: TraceEvent }> = [];
+  private flushTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly traces: ExecutionTracesRepository,
@@ -70,19 +78,42 @@ export class ExecutionTraces implements BeforeApplicationShutdown {
    * its answer: the caller does not wait for the statement. The answer does
    * not depend on it, and what a trace records (and its `capability.invoked`
    * event) can then only be lost together with this process, by a crash
-   * between the answer and the statement's commit (a graceful stop waits for
-   * the writes in flight). Actions, confirmations and failures are recorded
-   * before their answer, as before. A failed write is logged, never thrown.
+   * between the answer and the statement's commit (a graceful stop writes
+   * what waits and waits for the writes in flight). The traces of the reads
+   * answered within `TRACE_FLUSH_MS` of each other are written together, in
+   * one statement (`ExecutionTracesRepository.insertMany`), and their events
+   * reach the dispatcher as one batch. Actions, confirmations and failures
+   * are recorded before their answer, one by one, as before. A failed write
+   * is logged, never thrown.
    */
   recordAfterAnswer(input: TraceInput): void {
-    const write: Promise<void> = this.record(input)
-      .catch((error: unknown) => this.logger.error({ err: error, requestId: input.requestId }, 'execution trace not recorded'))
-      .finally(() => this.writing.delete(write));
-    this.writing.add(write);
+    this.batch.push(this.rowOf(input));
+    if (this.batch.length >= TRACE_BATCH) this.flush();
+    else this.flushTimer ??= setTimeout(() => this.flush(), TRACE_FLUSH_MS);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.flush();
     await Promise.all([...this.writing]);
+  }
+
+  /** Writes the traces waiting for a batch, in one statement. */
+  private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    if (this.batch.length === 0) return;
+    const rows = this.batch;
+    this.batch = [];
+    const write: Promise<void> = this.traces
+      .insertMany(rows)
+      .catch((error: unknown) =>
+        this.logger.error(
+          { err: error, requestIds: rows.map((row) => row.trace.requestId) },
+          `${rows.length} execution traces not recorded`,
+        ),
+      )
+      .finally(() => this.writing.delete(write));
+    this.writing.add(write);
   }
 
   /** Drops traces older than `TRACE_RETENTION_DAYS` in small batches (retention job). */
@@ -98,6 +129,13 @@ export class ExecutionTraces implements BeforeApplicationShutdown {
    * lose the last fraction of a second of them (see docs/decisions.md).
    */
   async record(input: TraceInput): Promise<void> {
+    const { trace, event } = this.rowOf(input);
+    if (!event) return this.traces.insert(trace);
+    await this.traces.insert(trace, (first) => this.events.inStatement(event, first));
+  }
+
+  /** The trace row of an execution and, when the runtime was invoked, its event. */
+  private rowOf(input: TraceInput): { trace: NewTrace; event?: TraceEvent } {
     input.clock.close();
     const durationMs = input.clock.elapsedMs;
     const { target } = input;
@@ -120,7 +158,7 @@ export class ExecutionTraces implements BeforeApplicationShutdown {
       durable: input.mode === 'action',
     };
     // Cache hits and pending confirmations invoked no runtime: no event.
-    if (input.outcome === 'cached' || input.outcome === 'pending') return this.traces.insert(trace);
+    if (input.outcome === 'cached' || input.outcome === 'pending') return { trace };
     const common = {
       capability_name: input.capability,
       mode: input.mode,
@@ -130,6 +168,7 @@ export class ExecutionTraces implements BeforeApplicationShutdown {
       duration_ms: durationMs,
     };
     const event = {
+      id: newId('evt'),
       type: input.error ? CAPABILITY_EVENTS.failed : CAPABILITY_EVENTS.invoked,
       payload: {
         app_id: target.app_id,
@@ -145,6 +184,6 @@ export class ExecutionTraces implements BeforeApplicationShutdown {
           : { ...common, status: input.outcome },
       },
     };
-    await this.traces.insert(trace, (first) => this.events.inStatement(event, first));
+    return { trace, event };
   }
 }
