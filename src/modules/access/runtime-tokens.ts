@@ -105,7 +105,7 @@ export class RuntimeTokens {
    * The JWS compact serialisation (RFC 7515 §7.1) of ES256-signed claims,
    * signed by `node:crypto` in this call: one is minted per runtime call, and
    * jose's general-purpose `SignJWT` cost about four times as much CPU for
-   * the same token (docs/decisions.md, "Runtime tokens signed without jose").
+   * the same token (docs/decisions.md, "Runtime tokens: signed by jose or by `node:crypto`?").
    * The signature is ECDSA P-256 over SHA-256 in the JWS form (r ‖ s,
    * `ieee-p1363`), which jose and every JWT library verify.
    */

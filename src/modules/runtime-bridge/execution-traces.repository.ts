@@ -120,7 +120,7 @@ export class ExecutionTracesRepository extends SqlRepository {
       selects.push(part.select);
       params.push(...part.params);
     }
-    // Prepared: one is written per capability call, and parsing and planning it cost as much as running it.
+    // Prepared: one is written per action, confirmation or failure, and is then planned once per connection.
     const sql = `WITH ${ctes.join(', ')} SELECT ${selects.join(', ')}`;
     let name = this.statementNames.get(sql);
     if (!name) this.statementNames.set(sql, (name = `trace_insert_${this.statementNames.size}`));
