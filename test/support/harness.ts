@@ -11,6 +11,10 @@ import { trustService } from './service-keys';
 
 export const OPERATOR_TOKEN = 'operator-token-for-tests-only';
 const ROOT = join(__dirname, '../..');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { serviceNodeFlags } = require('../../scripts/node-flags.js') as { serviceNodeFlags: () => string[] };
+/** The V8 flags of the service's processes, as `npm start` passes them. */
+const SERVICE_NODE_FLAGS = serviceNodeFlags();
 
 /**
  * One isolated environment per test file: its own PostgreSQL database (cloned
@@ -76,9 +80,12 @@ export class TestEnvironment {
     return worker;
   }
 
-  /** Runs a compiled role (`dist/`) as a separate operating-system process, as operators do. `nodeArgs` go before the script (`--cpu-prof`). */
+  /**
+   * Runs a compiled role (`dist/`) as a separate operating-system process, as operators do: with the V8 flags
+   * `npm start` passes (scripts/node-flags.js). `nodeArgs` go after them, before the script (`--cpu-prof`).
+   */
   spawnRole(entry: 'main' | 'worker', env: Record<string, string> = {}, nodeArgs: string[] = []): SpawnedRole {
-    const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist', `${entry}.js`)], {
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, join(ROOT, 'dist', `${entry}.js`)], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',
