@@ -1,3 +1,4 @@
+import type { PoolClient } from 'pg';
 import { MarketplaceModule } from '../../src/modules/marketplace/marketplace.module';
 import { InstallsService } from '../../src/modules/marketplace/installs.service';
 import { ExecutionTracesRepository, NewTrace } from '../../src/modules/runtime-bridge/execution-traces.repository';
@@ -77,7 +78,8 @@ describe('ExecutionTracesRepository.insertMany (medium: real module, real databa
   });
 
   it('wakes the dispatchers on commit when the batch wrote an event, and not for cache hits alone', async () => {
-    const client = await ctx.dataSource.createQueryRunner().connect();
+    const runner = ctx.dataSource.createQueryRunner();
+    const client = (await runner.connect()) as PoolClient;
     const notices: string[] = [];
     const listener = (message: { channel: string }) => notices.push(message.channel);
     client.on('notification', listener);
@@ -92,7 +94,7 @@ describe('ExecutionTracesRepository.insertMany (medium: real module, real databa
     } finally {
       await client.query('UNLISTEN domain_events');
       client.off('notification', listener);
-      client.release();
+      await runner.release();
     }
   });
 });
