@@ -77,6 +77,20 @@ describe('ExecutionTracesRepository.insertMany (medium: real module, real databa
     ]);
   });
 
+  it('writes a batch holding a durable trace too (that batch waits for the disk)', async () => {
+    await repository.insertMany([
+      { trace: { ...trace('req_durable_action', install.id, 'ok'), mode: 'action', durable: true } },
+      { trace: trace('req_durable_read', install.id, 'cached') },
+    ]);
+    const written = await ctx.dataSource.query<Array<{ id: string; mode: string }>>(
+      `SELECT id, mode FROM capability_executions WHERE id LIKE 'req_durable_%' ORDER BY id`,
+    );
+    expect(written).toEqual([
+      { id: 'req_durable_action', mode: 'action' },
+      { id: 'req_durable_read', mode: 'state' },
+    ]);
+  });
+
   it('wakes the dispatchers on commit when the batch wrote an event, and not for cache hits alone', async () => {
     const runner = ctx.dataSource.createQueryRunner();
     const client = (await runner.connect()) as PoolClient;

@@ -39,7 +39,8 @@ export interface TraceEvent {
  * same whatever their number and is prepared once per connection. A trace
  * whose install is gone (uninstalled, erased since its call) is skipped with
  * its event rather than failing the others on the foreign key. The events
- * wake the dispatchers on commit, and only when there are some.
+ * wake the dispatchers on commit, and only when there are some. The commit
+ * waits for the disk only when a trace in the batch is durable (see `insert`).
  */
 const INSERT_MANY_SQL = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
@@ -63,7 +64,7 @@ const INSERT_MANY_SQL = `WITH input AS (
     payload: 'event_payload',
     delayMs: '0',
   })}
-  SELECT set_config('synchronous_commit', 'off', true),
+  SELECT set_config('synchronous_commit', $19, true),
          CASE WHEN EXISTS (SELECT 1 FROM traced_event) THEN pg_notify('${EVENTS_CHANNEL}', '0') END`;
 
 /** A statement part written by another area in the same statement (the outbox event of `DomainEvents.inStatement`). */
@@ -128,8 +129,10 @@ export class ExecutionTracesRepository extends SqlRepository {
   }
 
   /**
-   * Non-durable traces (reads and cache hits), each with its event when it
-   * brings one, in one statement that commits asynchronously (see `insert`).
+   * Traces, each with its event when it brings one, in one statement: the
+   * reads' traces (`ExecutionTraces.recordAfterAnswer`), which commit
+   * asynchronously; a durable one among them makes the whole batch wait for
+   * the disk, as `insert` does for it alone.
    */
   async insertMany(rows: Array<{ trace: NewTrace; event?: TraceEvent }>): Promise<void> {
     const column = <T>(pick: (row: { trace: NewTrace; event?: TraceEvent }) => T): T[] => rows.map(pick);
@@ -152,6 +155,7 @@ export class ExecutionTracesRepository extends SqlRepository {
       column((r) => r.event?.id ?? null),
       column((r) => r.event?.type ?? null),
       column((r) => (r.event ? JSON.stringify(r.event.payload) : null)),
+      rows.some((r) => r.trace.durable) ? 'on' : 'off',
     ]);
   }
 

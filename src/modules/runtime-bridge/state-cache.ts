@@ -91,20 +91,21 @@ export class StateCache {
    * Writes the last copy. A state answer fetched with the same params as the
    * widget copy is fresher data for the widget: it replaces the widget copy
    * too (keeping its poll pacing); an answer with other params never does.
-   * An API call passes the copies it read before calling the runtime
-   * (`getCopies`), so that the write is one round trip, not a read and a write;
-   * a poll that ran meanwhile then loses only its pacing (the next poll may come
-   * one interval early), never data: this answer is at least as fresh.
+   * Polls, realtime events and webhook events; API calls write with
+   * `storeInBackground`.
    */
-  async store(installId: string, capability: string, entry: NewEntry, read?: CachedCopies): Promise<CachedState> {
+  async store(installId: string, capability: string, entry: NewEntry): Promise<CachedState> {
     const full = StateCache.complete(entry);
-    await this.write(installId, capability, full, read);
+    await this.write(installId, capability, full);
     return full;
   }
 
   /**
    * `store` for a caller answered with the copy before Redis acknowledges it
-   * (an API call, given the copies it read). The write is sent at once on
+   * (an API call). It passes the copies it read before calling the runtime
+   * (`getCopies`), so the write needs no read of the widget copy first; a poll
+   * that ran meanwhile then loses only its pacing (the next poll may come one
+   * interval early), never data: this answer is at least as fresh. The write is sent at once on
    * this process's connection, whose commands run in order, so every later
    * read by this process sees it; another client may read the previous copy
    * for a round trip, and a failed write (logged, never thrown) costs the
