@@ -14,7 +14,8 @@ import { SmtpSink } from '../test/support/smtp-sink';
 import { assertTestCaTrusted } from '../test/support/test-ca';
 import { waitFor } from '../test/support/wait-for';
 import { ReceivedWebhook, WebhookReceiver } from '../test/support/webhook-receiver';
-import { formatProfile, PROFILES_DIR, summariseProfile, writeSummary } from './support/profile';
+import { CpuShare, measureCpu, processGroups } from './support/process-cpu';
+import { formatProfile, PROFILES_DIR, profileThisProcess, summariseProfile, writeSummary } from './support/profile';
 import { ratio, round, summarise, writeResult } from './support/results';
 
 /**
@@ -67,13 +68,21 @@ interface LoopResult {
   perSecond: number;
   latencies: { p50: number; p99: number; max: number };
   failures: number;
+  /** CPU seconds the loop's own process used while sending (process.cpuUsage). */
+  cpuSeconds: number;
 }
 
 function signedPostLoop(count: number, targets: AppTarget[], idPrefix: string): Promise<LoopResult> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [join(__dirname, 'support', 'signed-post-loop.js'), JSON.stringify({ count, concurrency: IN_FLIGHT, targets, idPrefix })],
+      [
+        ...(PROFILE
+          ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES_DIR}`, '--cpu-prof-name=webhooks-loop.cpuprofile', '--cpu-prof-interval=500']
+          : []),
+        join(__dirname, 'support', 'signed-post-loop.js'),
+        JSON.stringify({ count, concurrency: IN_FLIGHT, targets, idPrefix }),
+      ],
       { maxBuffer: 1 << 20, timeout: 600_000 },
       (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as LoopResult)),
     );
@@ -114,12 +123,24 @@ function receipts(received: ReceivedWebhook[], ids: Set<string>) {
   return { first, duplicates };
 }
 
-/** Waits until every id has arrived, failing only when nothing new arrived for STALL_MS. */
+/**
+ * Waits until every id has arrived, failing only when nothing new arrived for STALL_MS. Reads only the receipts
+ * that came in since its last look: rescanning all of them every 50 ms took a quarter of this process's CPU during
+ * the burst, CPU the service's processes then lacked.
+ */
 async function allReceived(receiver: WebhookReceiver, ids: Set<string>, what: string): Promise<void> {
+  const arrived = new Set<string>();
+  let scanned = 0;
   let seen = 0;
   let progressAt = Date.now();
   for (;;) {
-    const now = receipts(receiver.received, ids).first.size;
+    const list = receiver.received;
+    if (list.length < scanned) scanned = 0; // the list was emptied between phases
+    for (; scanned < list.length; scanned += 1) {
+      const id = list[scanned].body.id as string;
+      if (ids.has(id)) arrived.add(id);
+    }
+    const now = arrived.size;
     if (now >= ids.size) return;
     if (now > seen) {
       seen = now;
@@ -271,7 +292,15 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
       const seconds = (lastReceiptAt - firstCommitAt) / 1000;
       return { ids, producedSeconds, got, seconds, latency: summarise(latencies(got.first)), perSecond: Math.round(EVENTS / seconds) };
     };
-    const one = await runBurst('burst');
+    // CPU per delivery by process over the burst: what the two cores spent, and on what.
+    const cpuGroups = await processGroups(env, [{ name: 'worker', pid: started.child.pid }]);
+    const measured = await measureCpu(
+      cpuGroups,
+      async () => (PROFILE ? (await profileThisProcess('webhooks-bench-process', () => runBurst('burst'))).result : runBurst('burst')),
+      () => EVENTS,
+    );
+    const one = measured.result;
+    const burstCpu = measured.shares;
     const burstIds = one.ids;
     const producedIn = one.producedSeconds;
     const burst = one.got;
@@ -299,8 +328,8 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
     // Where the time goes: commit → fan-out (the dispatcher's transaction start) → first attempt starts (the job
     // runs) → delivered (the row's update after the receiver answered).
     const stages = async (ids: Set<string>) => {
-      const stageRows: Array<{ id: string; dispatched: Date; attempted: Date; delivered: Date }> = await dataSource.query(
-        `SELECT e.id, e.dispatched_at AS dispatched, a.started_at AS attempted, d.delivered_at AS delivered
+      const stageRows: Array<{ id: string; dispatched: Date; attempted: Date; delivered: Date; latency: number }> = await dataSource.query(
+        `SELECT e.id, e.dispatched_at AS dispatched, a.started_at AS attempted, d.delivered_at AS delivered, a.latency_ms AS latency
            FROM events e JOIN webhook_deliveries d ON d.event_id = e.id
            JOIN webhook_attempts a ON a.delivery_id = d.id AND a.attempt = 1
           WHERE e.id = ANY($1)`,
@@ -311,6 +340,7 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
         outbox: summarise(stageRows.map((r) => r.dispatched.getTime() - commitAt.get(r.id)!)),
         queue: summarise(stageRows.map((r) => r.attempted.getTime() - r.dispatched.getTime())),
         send: summarise(stageRows.map((r) => r.delivered.getTime() - r.attempted.getTime())),
+        http: summarise(stageRows.map((r) => r.latency)),
         fanOutSeconds: (Math.max(...dispatchTimes) - Math.min(...dispatchTimes)) / 1000,
       };
     };
@@ -328,7 +358,12 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
       },
       { what: 'second worker ready', timeoutMs: 60_000, intervalMs: 100 },
     );
-    const two = await runBurst('burst, two workers');
+    const twoMeasured = await measureCpu(
+      [...cpuGroups, { name: 'second worker', pids: () => (second.child.pid ? [second.child.pid] : []) }],
+      () => runBurst('burst, two workers'),
+      () => EVENTS,
+    );
+    const two = twoMeasured.result;
     const twoStatuses = await waitFor(
       async () => {
         const rows: Array<{ status: string; n: number }> = await dataSource.query(
@@ -339,12 +374,32 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
       },
       { what: `${total + EVENTS} deliveries marked delivered`, timeoutMs: 60_000, intervalMs: 200 },
     );
+    const twoStages = await stages(two.ids);
     receiver.received.length = 0;
     second.child.kill('SIGTERM');
     await Promise.race([second.exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
 
     // Baseline: the same number of signed POSTs, same receiver, same number in flight, no queue.
-    const loop = await signedPostLoop(EVENTS, targets, 'evt_baseline');
+    const loopMeasured = await measureCpu(
+      cpuGroups.filter((g) => g.name !== 'worker'),
+      () => signedPostLoop(EVENTS, targets, 'evt_baseline'),
+      () => EVENTS,
+    );
+    const loop = loopMeasured.result;
+    const loopCpu: CpuShare[] = [
+      {
+        name: 'signed-POST loop',
+        cpuSeconds: round(loop.cpuSeconds, 2),
+        msPerUnit: round((loop.cpuSeconds * 1000) / EVENTS, 3),
+        corePct: round((100 * loop.cpuSeconds) / loopMeasured.seconds, 1),
+      },
+      ...loopMeasured.shares,
+    ];
+    const cpuLine = (shares: CpuShare[]) =>
+      `${shares.map((s) => `${s.name} ${s.msPerUnit} ms (${s.corePct} % of a core)`).join('; ')}; in all ${round(
+        shares.reduce((sum, s) => sum + s.msPerUnit, 0),
+        3,
+      )} ms`;
     const loopIds = new Set(Array.from({ length: EVENTS }, (_, i) => `evt_baseline${String(i).padStart(12, '0')}`));
     const loopReceipts = receipts(receiver.received, loopIds);
 
@@ -357,6 +412,12 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
         const summary = summariseProfile(file);
         writeSummary('webhooks-worker', summary);
         notes.push(formatProfile('CPU profile of the worker process over the whole run', summary));
+      }
+      const loopFile = join(PROFILES_DIR, 'webhooks-loop.cpuprofile');
+      if (existsSync(loopFile)) {
+        const summary = summariseProfile(loopFile);
+        writeSummary('webhooks-loop', summary);
+        notes.push(formatProfile('CPU profile of the plain signed-POST loop', summary));
       }
     }
 
@@ -437,6 +498,9 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
           rows: [
             ['burst committed by the producers in', `${round(producedIn, 1)} s (${Math.round(EVENTS / producedIn)} events/s)`],
             ['burst delivered in (first commit → last receipt)', `${round(burstSeconds, 1)} s`],
+            ['CPU per delivery, burst (one worker)', cpuLine(burstCpu)],
+            ['CPU per delivery, burst with two workers', cpuLine(twoMeasured.shares)],
+            ['CPU per delivery, plain loop', cpuLine(loopCpu)],
             ['X-Service-Signature valid (sampled receipts)', `${specValid} of ${sample.length}`],
             ['Standard Webhooks signature valid (same sample)', `${standardValid} of ${sample.length}`],
             ['delivery rows by status', JSON.stringify(statuses)],
@@ -445,12 +509,13 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
               [
                 ['paced', pacedStages],
                 ['burst', burstStages],
+                ['burst with two workers', twoStages],
               ] as const
             ).map(([phase, stage]) => [
               `stages, ${phase}: commit → fan-out → first attempt → delivered`,
               `outbox p50 ${stage.outbox.p50Ms} ms (p99 ${stage.outbox.p99Ms}); queue p50 ${stage.queue.p50Ms} ms (p99 ${stage.queue.p99Ms}); ` +
-                `send and record p50 ${stage.send.p50Ms} ms (p99 ${stage.send.p99Ms})` +
-                (phase === 'burst'
+                `send and record p50 ${stage.send.p50Ms} ms (p99 ${stage.send.p99Ms}), of which the POST p50 ${stage.http.p50Ms} ms (p99 ${stage.http.p99Ms})` +
+                (phase !== 'paced'
                   ? `; first to last fan-out ${round(stage.fanOutSeconds, 1)} s (about ${Math.round(EVENTS / Math.max(stage.fanOutSeconds, 0.001))} events/s)`
                   : ''),
             ]),

@@ -5,7 +5,7 @@
  * in flight: no outbox, no queue, no database. Runs in its own process, like
  * the worker it is compared with. Reads one JSON argument
  * `{ count, concurrency, targets: [{ url, appId, secret }], idPrefix }` and
- * prints `{ count, seconds, perSecond, latencies: { p50, p99, max }, failures }`.
+ * prints `{ count, seconds, perSecond, latencies: { p50, p99, max }, failures, cpuSeconds }`.
  */
 'use strict';
 /* eslint-disable @typescript-eslint/no-require-imports -- plain node script */
@@ -29,6 +29,7 @@ async function main() {
   let failures = 0;
   let next = 0;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
@@ -68,10 +69,18 @@ async function main() {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   latencies.sort((a, b) => a - b);
   const at = (p) => Number(latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)].toFixed(2));
   process.stdout.write(
-    JSON.stringify({ count, seconds, perSecond: count / seconds, latencies: { p50: at(50), p99: at(99), max: at(100) }, failures }),
+    JSON.stringify({
+      count,
+      seconds,
+      perSecond: count / seconds,
+      latencies: { p50: at(50), p99: at(99), max: at(100) },
+      failures,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    }),
   );
 }
 
