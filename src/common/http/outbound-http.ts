@@ -1,4 +1,4 @@
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Agent, request, RequestOptions } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
@@ -131,11 +131,37 @@ export class OutboundHttp implements OnApplicationShutdown {
    * decompressed), rejecting like fetch (a `TypeError` whose `cause` carries the
    * socket's error code, or the signal's reason when aborted). With
    * `retryStaleConnection`, a reused connection the server had already closed
-   * is retried once on a new one (see `OutboundInit`).
+   * is retried once on a new one (see `OutboundInit`). For answers read as a
+   * stream (realtime); a short answer read whole is cheaper with `exchange`.
    */
   fetch(target: string | URL, init: OutboundInit = {}): Promise<Response> {
+    return this.send(target, init, (answer, resolve) => resolve(toResponse(answer)));
+  }
+
+  /**
+   * The request of `fetch`, its answer read whole into one buffer, no more than
+   * `maxBytes` of it: an answer declared or found larger is cut off
+   * (`oversize`) rather than read on. Rejects as `fetch` does, also when the
+   * body fails or `signal` aborts while it streams in. Node's own stream, with
+   * no WHATWG `Response`, `Headers` or web stream between: on the bridge's
+   * path those cost more CPU than the rest of the exchange's JavaScript.
+   */
+  exchange(target: string | URL, init: OutboundInit & { maxBytes: number }): Promise<Exchanged> {
+    return this.send<Exchanged>(target, init, (answer, resolve, reject) => readWhole(answer, init.maxBytes, init.signal, resolve, reject));
+  }
+
+  /**
+   * Sends the request (again on a fresh connection when a stale one failed;
+   * see `OutboundInit.retryStaleConnection`) and hands the answer to `onAnswer`,
+   * which settles the promise. Before the answer, failures reject like fetch.
+   */
+  private send<T>(
+    target: string | URL,
+    init: OutboundInit,
+    onAnswer: (answer: IncomingMessage, resolve: (value: T) => void, reject: (error: unknown) => void) => void,
+  ): Promise<T> {
     const { signal } = init;
-    return new Promise<Response>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason as Error);
       const url = typeof target === 'string' ? new URL(target) : target;
       const body = init.body === undefined ? undefined : Buffer.from(init.body);
@@ -158,7 +184,7 @@ export class OutboundHttp implements OnApplicationShutdown {
             res = answer;
             answer.once('close', done);
             try {
-              resolve(toResponse(answer));
+              onAnswer(answer, resolve, reject);
             } catch (error) {
               answer.destroy();
               done();
@@ -182,7 +208,7 @@ export class OutboundHttp implements OnApplicationShutdown {
           });
         }
         current.on('error', (error: NodeJS.ErrnoException) => {
-          if (res) return; // after the answer, failures reach the body stream
+          if (res) return; // after the answer, failures reach the body
           if (mayRetry && !signal?.aborted && current.reusedSocket && !answered && STALE_CONNECTION_CODES.has(error.code ?? '')) {
             return send(true);
           }
@@ -215,9 +241,59 @@ export class OutboundHttp implements OnApplicationShutdown {
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
+/** What `exchange` read: the whole answer, or that it was larger than allowed (`declared`: its Content-Length, when that said so). */
+export type Exchanged =
+  { kind: 'answer'; status: number; headers: IncomingHttpHeaders; body: Buffer } | { kind: 'oversize'; declared: number | null };
+
+function assertStatus(status: number): void {
+  if (status < 200 || status > 599) throw new Error(`invalid HTTP status ${status}`);
+}
+
+/** Reads an answer whole, up to `maxBytes`; settles exactly once. */
+function readWhole(
+  answer: IncomingMessage,
+  maxBytes: number,
+  signal: AbortSignal | undefined,
+  resolve: (value: Exchanged) => void,
+  reject: (error: unknown) => void,
+): void {
+  const status = answer.statusCode ?? 0;
+  assertStatus(status);
+  const declared = Number(answer.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    answer.destroy();
+    return resolve({ kind: 'oversize', declared });
+  }
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  let settled = false;
+  const fail = (error: unknown) => {
+    if (settled) return;
+    settled = true;
+    reject(signal?.aborted ? (signal.reason as Error) : new TypeError('fetch failed', { cause: error }));
+  };
+  answer.on('data', (chunk: Buffer) => {
+    if (settled) return;
+    bytes += chunk.length;
+    if (bytes > maxBytes) {
+      settled = true;
+      answer.destroy();
+      return resolve({ kind: 'oversize', declared: null });
+    }
+    chunks.push(chunk);
+  });
+  answer.once('end', () => {
+    if (settled) return;
+    settled = true;
+    resolve({ kind: 'answer', status, headers: answer.headers, body: Buffer.concat(chunks, bytes) });
+  });
+  answer.once('error', fail);
+  answer.once('close', () => fail(Object.assign(new Error('the connection closed before the answer ended'), { code: 'ECONNRESET' })));
+}
+
 function toResponse(res: IncomingMessage): Response {
   const status = res.statusCode ?? 0;
-  if (status < 200 || status > 599) throw new Error(`invalid HTTP status ${status}`);
+  assertStatus(status);
   const headers = new Headers();
   for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
     try {

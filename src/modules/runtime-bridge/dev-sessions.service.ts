@@ -6,7 +6,7 @@ import type { AppConfig } from '../../config/app-config';
 import { GatewayBus } from '../../infra/realtime/gateway-bus';
 import { REDIS } from '../../infra/redis/redis.module';
 import type { RedisClient } from '../../infra/redis/redis-client';
-import type { OutboundHttp, OutboundInit } from '../../common/http/outbound-http';
+import type { Exchanged, OutboundHttp, OutboundInit } from '../../common/http/outbound-http';
 import type { ExecutionTarget } from '../marketplace/installs.service';
 import { DevSessionsRepository } from './dev-sessions.repository';
 
@@ -31,6 +31,19 @@ export interface DevCall {
 /** What the CLI posts back: the local runtime's answer, or why there was none. */
 export type DevAnswer =
   { status: number; headers?: Record<string, string>; body: string } | { failure: 'unreachable' | 'timeout'; detail: string };
+
+/** The local runtime's answer, as the CLI relayed it. */
+type LocalAnswer = Extract<DevAnswer, { status: number }>;
+
+/** A relayed answer as `OutboundHttp.exchange` gives one: header names in lower case, the body's bytes, the size cap applied. */
+function exchanged(answer: LocalAnswer, maxBytes: number): Exchanged {
+  if (!Number.isInteger(answer.status) || answer.status < 200 || answer.status > 599)
+    throw new DevTunnelError(`soul dev: the local runtime answered an invalid HTTP status ${answer.status}`);
+  const body = Buffer.from(answer.body, 'utf8');
+  if (body.length > maxBytes) return { kind: 'oversize', declared: null };
+  const headers = Object.fromEntries(Object.entries(answer.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
+  return { kind: 'answer', status: answer.status, headers, body };
+}
 
 interface SessionRecord {
   sessionId: string;
@@ -135,16 +148,19 @@ export class DevSessions {
   }
 
   /** The transport for a call to this install: the developer's open session for their own installs, else null. */
-  async transportFor(target: Pick<ExecutionTarget, 'app_id' | 'user_id' | 'runtime_url'>): Promise<Pick<OutboundHttp, 'fetch'> | null> {
+  async transportFor(target: Pick<ExecutionTarget, 'app_id' | 'user_id' | 'runtime_url'>): Promise<Pick<OutboundHttp, 'exchange'> | null> {
     if (!(await this.routes(target))) return null;
     const { sessionId } = (await this.sessionOf(target.app_id))!;
     // Paths are sent relative to the runtime URL: `soul dev --url` names the local runtime's root, whatever base path the public one has.
     const base = new URL(target.runtime_url).pathname.replace(/\/+$/, '');
-    return { fetch: (url: string | URL, init?: OutboundInit) => this.relay(target.app_id, sessionId, base, url, init ?? {}) };
+    return {
+      exchange: async (url: string | URL, init: OutboundInit & { maxBytes: number }) =>
+        exchanged(await this.relay(target.app_id, sessionId, base, url, init), init.maxBytes),
+    };
   }
 
   /** Sends one call through the session and waits for the CLI's answer, as long as the bridge's own timeout allows. */
-  private async relay(appId: string, sessionId: string, base: string, target: string | URL, init: OutboundInit): Promise<Response> {
+  private async relay(appId: string, sessionId: string, base: string, target: string | URL, init: OutboundInit): Promise<LocalAnswer> {
     const url = new URL(target);
     const path = base && url.pathname.startsWith(`${base}/`) ? url.pathname.slice(base.length) : url.pathname;
     const call: DevCall = {
@@ -168,7 +184,7 @@ export class DevSessions {
         throw new DevTunnelError(
           `soul dev: the local runtime ${answer.failure === 'timeout' ? 'timed out' : 'could not be reached'} (${answer.detail})`,
         );
-      return new Response(answer.body, { status: answer.status, headers: answer.headers ?? {} });
+      return answer;
     } finally {
       await this.bus.unlisten(channel, listener);
       await this.redis.del(this.callKey(call.call_id)).catch(() => undefined);

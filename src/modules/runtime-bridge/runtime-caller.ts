@@ -1,4 +1,4 @@
-import type { OutboundHttp } from '../../common/http/outbound-http';
+import type { Exchanged, OutboundHttp } from '../../common/http/outbound-http';
 import { describeFailure } from '@soul-service/rules';
 
 /** What one HTTP exchange with a runtime produced, before any interpretation of the envelope. */
@@ -17,7 +17,7 @@ export type CallResult =
  * through `headers` and is never logged or stored.
  */
 export async function callRuntime(
-  http: Pick<OutboundHttp, 'fetch'>,
+  http: Pick<OutboundHttp, 'exchange'>,
   url: string,
   init: {
     method: 'POST' | 'GET';
@@ -32,55 +32,46 @@ export async function callRuntime(
   },
   limits: { timeoutMs: number; maxBytes: number },
 ): Promise<CallResult> {
-  const signal = AbortSignal.timeout(limits.timeoutMs);
-  let response: Response;
+  let answer: Exchanged;
   try {
-    response = await http.fetch(url, {
+    answer = await http.exchange(url, {
       method: init.method,
       headers: init.headers,
       body: init.body,
-      signal,
+      signal: AbortSignal.timeout(limits.timeoutMs),
       retryStaleConnection: init.retryStaleConnection,
+      maxBytes: limits.maxBytes,
     });
   } catch (error) {
     return classify(error, url, limits.timeoutMs);
   }
-  const contentType = response.headers.get('content-type') ?? '';
-  const declared = Number(response.headers.get('content-length'));
-  const retryAfterHeader = parseRetryAfter(response.headers.get('retry-after'));
-  if (Number.isFinite(declared) && declared > limits.maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    return { kind: 'oversize', detail: `the runtime answered ${declared} bytes, more than the ${limits.maxBytes} bytes allowed` };
+  if (answer.kind === 'oversize') {
+    return {
+      kind: 'oversize',
+      detail:
+        answer.declared === null
+          ? `the runtime answered more than the ${limits.maxBytes} bytes allowed`
+          : `the runtime answered ${answer.declared} bytes, more than the ${limits.maxBytes} bytes allowed`,
+    };
   }
-  const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  try {
-    const reader = response.body?.getReader() as ReadableStreamDefaultReader<Uint8Array> | undefined;
-    while (reader) {
-      const chunk = await reader.read();
-      if (chunk.done) break;
-      bytes += chunk.value.byteLength;
-      if (bytes > limits.maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        return { kind: 'oversize', detail: `the runtime answered more than the ${limits.maxBytes} bytes allowed` };
-      }
-      chunks.push(chunk.value);
-    }
-  } catch (error) {
-    return classify(error, url, limits.timeoutMs);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const contentType = header(answer.headers['content-type']);
+  const retryAfterHeader = parseRetryAfter(header(answer.headers['retry-after']) || null);
   let json: unknown;
   let jsonOk = false;
   if (/^application\/(?:[\w.+-]+\+)?json\s*(;|$)/i.test(contentType)) {
     try {
-      json = JSON.parse(text);
+      json = JSON.parse(answer.body.toString('utf8'));
       jsonOk = true;
     } catch {
       jsonOk = false;
     }
   }
-  return { kind: 'response', status: response.status, contentType, json, jsonOk, bytes, retryAfterHeader };
+  return { kind: 'response', status: answer.status, contentType, json, jsonOk, bytes: answer.body.length, retryAfterHeader };
+}
+
+/** A header as one string (Node gives a repeated one as an array for a few names; fetch joins them with ", "). */
+function header(value: string | string[] | undefined): string {
+  return Array.isArray(value) ? value.join(', ') : (value ?? '');
 }
 
 function classify(error: unknown, url: string, timeoutMs: number): CallResult {
