@@ -115,6 +115,34 @@ describe('OutboundHttp.exchange: an answer read whole, within its limits', () =>
     expect((failure!.cause as NodeJS.ErrnoException).code).toBe('ECONNRESET');
   });
 
+  it('with timeoutMs, times out like a timeout signal and leaves no timer behind once answered', async () => {
+    const ok = await serve((_req, res) => json(res, { ok: true }));
+    const set = jest.spyOn(global, 'setTimeout');
+    const clear = jest.spyOn(global, 'clearTimeout');
+    try {
+      const answer = await http.exchange(ok, { method: 'POST', body: '{}', timeoutMs: 60_000, maxBytes: 1024 });
+      expect(answer.kind).toBe('answer');
+      await new Promise((resolve) => setImmediate(resolve)); // the answer's 'close', which clears the timer
+      const call = set.mock.calls.findIndex(([, ms]) => ms === 60_000);
+      expect(call).toBeGreaterThanOrEqual(0);
+      expect(clear).toHaveBeenCalledWith(set.mock.results[call].value);
+    } finally {
+      set.mockRestore();
+      clear.mockRestore();
+    }
+    await stop();
+
+    const stalled = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{');
+    });
+    const failure = await http.exchange(stalled, { method: 'POST', body: '{}', timeoutMs: 200, maxBytes: 1024 }).then(
+      () => null,
+      (error: Error) => error,
+    );
+    expect(failure?.name).toBe('TimeoutError');
+  });
+
   it('gives callRuntime each outcome the bridge reports', async () => {
     const limits = { timeoutMs: 300, maxBytes: 2048 };
     const call = (url: string) => callRuntime(http, url, { method: 'POST', headers: {}, body: '{}' }, limits);

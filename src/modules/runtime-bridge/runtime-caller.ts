@@ -38,7 +38,7 @@ export async function callRuntime(
       method: init.method,
       headers: init.headers,
       body: init.body,
-      signal: AbortSignal.timeout(limits.timeoutMs),
+      timeoutMs: limits.timeoutMs,
       retryStaleConnection: init.retryStaleConnection,
       maxBytes: limits.maxBytes,
     });
