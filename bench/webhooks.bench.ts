@@ -26,13 +26,16 @@ import { ratio, round, summarise, writeResult } from './support/results';
  * deliveries, queued in BullMQ, signed and POSTed over HTTPS to a local
  * receiver. Events are spread over APPS apps (each its own endpoint and
  * signing secret), so the per-endpoint limit leaves the worker's 32 slots
- * usable. Two phases, after an untimed warm-up at the paced rate: a paced one
- * (one event per transaction at a steady rate: latency when the pipeline keeps
- * up) and a burst (EVENTS events as fast as
- * two producers can commit them: throughput and the backlog's latency).
- * Baseline in the same run: the same number of signed POSTs (the service's
- * own envelope, signer and HTTPS sender) from a plain loop with the same
- * number in flight, no outbox, queue or database.
+ * usable. After an untimed warm-up at the paced rate: a paced phase (one
+ * event per transaction at a steady rate: latency when the pipeline keeps
+ * up), then bursts (EVENTS events as fast as two producers can commit them:
+ * throughput and the backlog's latency) with one worker, with two worker
+ * processes, and with one again. Baseline in the same run: the same number of
+ * signed POSTs (the service's own envelope, signer and HTTPS sender) from a
+ * plain loop with the same number in flight, no outbox, queue or database,
+ * run before the first burst and after the last. Each comparison is against
+ * the mean of the runs either side of it, so a host whose speed drifts
+ * during the run moves both sides alike.
  *   npm run bench:webhooks   (BENCH_WEBHOOK_EVENTS=20000, BENCH_WEBHOOK_APPS=8, BENCH_PROFILE=1 profiles the worker)
  */
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20_000);
@@ -292,8 +295,36 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
       const seconds = (lastReceiptAt - firstCommitAt) / 1000;
       return { ids, producedSeconds, got, seconds, latency: summarise(latencies(got.first)), perSecond: Math.round(EVENTS / seconds) };
     };
-    // CPU per delivery by process over the burst: what the two cores spent, and on what.
+    // CPU per delivery by process over the burst and the loop: what the two cores spent, and on what.
     const cpuGroups = await processGroups(env, [{ name: 'worker', pid: started.child.pid }]);
+    /**
+     * The baseline: the same number of signed POSTs, same receiver, same number in flight, no queue. Run before the
+     * first burst and after the last, and compared as their mean: the loop's rate moved by half from one run to the
+     * next on a shared host, more than anything the service changed.
+     */
+    const runLoop = async (idPrefix: string) => {
+      receiver.received.length = 0;
+      const measuredLoop = await measureCpu(
+        cpuGroups.filter((g) => g.name !== 'worker'),
+        () => signedPostLoop(EVENTS, targets, idPrefix),
+        () => EVENTS,
+      );
+      const result = measuredLoop.result;
+      const ids = new Set(Array.from({ length: EVENTS }, (_, i) => `${idPrefix}${String(i).padStart(12, '0')}`));
+      const got = receipts(receiver.received, ids);
+      receiver.received.length = 0;
+      const cpu: CpuShare[] = [
+        {
+          name: 'signed-POST loop',
+          cpuSeconds: round(result.cpuSeconds, 2),
+          msPerUnit: round((result.cpuSeconds * 1000) / EVENTS, 3),
+          corePct: round((100 * result.cpuSeconds) / measuredLoop.seconds, 1),
+        },
+        ...measuredLoop.shares,
+      ];
+      return { ...result, cpu, duplicates: got.duplicates, missing: EVENTS - got.first.size };
+    };
+    const loopBefore = await runLoop('evt_baseline_a');
     const measured = await measureCpu(
       cpuGroups,
       async () => (PROFILE ? (await profileThisProcess('webhooks-bench-process', () => runBurst('burst'))).result : runBurst('burst')),
@@ -306,7 +337,6 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
     const burst = one.got;
     const burstSeconds = one.seconds;
     const burstLatency = one.latency;
-    const perSecond = one.perSecond;
 
     // Signatures of about 400 receipts spread over the burst, checked as a receiver would.
     const sample = receiver.received.filter((_, i) => i % Math.max(1, Math.floor(receiver.received.length / 400)) === 0);
@@ -379,29 +409,26 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
     second.child.kill('SIGTERM');
     await Promise.race([second.exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
 
-    // Baseline: the same number of signed POSTs, same receiver, same number in flight, no queue.
-    const loopMeasured = await measureCpu(
-      cpuGroups.filter((g) => g.name !== 'worker'),
-      () => signedPostLoop(EVENTS, targets, 'evt_baseline'),
-      () => EVENTS,
-    );
-    const loop = loopMeasured.result;
-    const loopCpu: CpuShare[] = [
-      {
-        name: 'signed-POST loop',
-        cpuSeconds: round(loop.cpuSeconds, 2),
-        msPerUnit: round((loop.cpuSeconds * 1000) / EVENTS, 3),
-        corePct: round((100 * loop.cpuSeconds) / loopMeasured.seconds, 1),
+    // Phase 4, the one-worker burst again, then the loop again: each comparison is against the mean of the runs
+    // either side of it (one worker around two; the loop around both one-worker bursts).
+    const again = await runBurst('burst, one worker again');
+    await waitFor(
+      async () => {
+        const [row]: Array<{ n: number }> = await dataSource.query(
+          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'delivered'`,
+        );
+        return row.n === total + 2 * EVENTS ? true : undefined;
       },
-      ...loopMeasured.shares,
-    ];
+      { what: `${total + 2 * EVENTS} deliveries marked delivered`, timeoutMs: 60_000, intervalMs: 200 },
+    );
+    const loopAfter = await runLoop('evt_baseline_b');
+    const perSecond = Math.round((one.perSecond + again.perSecond) / 2);
+    const loopPerSecond = (loopBefore.perSecond + loopAfter.perSecond) / 2;
     const cpuLine = (shares: CpuShare[]) =>
       `${shares.map((s) => `${s.name} ${s.msPerUnit} ms (${s.corePct} % of a core)`).join('; ')}; in all ${round(
         shares.reduce((sum, s) => sum + s.msPerUnit, 0),
         3,
       )} ms`;
-    const loopIds = new Set(Array.from({ length: EVENTS }, (_, i) => `evt_baseline${String(i).padStart(12, '0')}`));
-    const loopReceipts = receipts(receiver.received, loopIds);
 
     const notes: string[] = [];
     if (PROFILE && worker) {
@@ -435,13 +462,13 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
       {
         target: `outbox → queue → HTTPS, burst (${PRODUCERS} producers, ${BATCH} events per transaction)`,
         events: EVENTS,
-        perSecond,
+        perSecond: one.perSecond,
         p50Ms: burstLatency.p50Ms,
         p99Ms: burstLatency.p99Ms,
         maxMs: burstLatency.maxMs,
         duplicates: burst.duplicates,
         missing: EVENTS - burst.first.size,
-        ratio: ratio(perSecond, loop.perSecond),
+        ratio: ratio(one.perSecond, loopPerSecond),
       },
       {
         target: `outbox → queue → HTTPS, burst, two worker processes`,
@@ -452,19 +479,35 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
         maxMs: two.latency.maxMs,
         duplicates: two.got.duplicates,
         missing: EVENTS - two.got.first.size,
-        ratio: ratio(two.perSecond, loop.perSecond),
+        ratio: ratio(two.perSecond, loopPerSecond),
       },
       {
-        target: `plain signed-POST loop, ${IN_FLIGHT} in flight`,
+        target: `outbox → queue → HTTPS, burst, one worker again`,
+        events: EVENTS,
+        perSecond: again.perSecond,
+        p50Ms: again.latency.p50Ms,
+        p99Ms: again.latency.p99Ms,
+        maxMs: again.latency.maxMs,
+        duplicates: again.got.duplicates,
+        missing: EVENTS - again.got.first.size,
+        ratio: ratio(again.perSecond, loopPerSecond),
+      },
+      ...(
+        [
+          ['before the first burst', loopBefore],
+          ['after the last burst', loopAfter],
+        ] as const
+      ).map(([when, loop]) => ({
+        target: `plain signed-POST loop, ${IN_FLIGHT} in flight, ${when}`,
         events: EVENTS,
         perSecond: Math.round(loop.perSecond),
         p50Ms: loop.latencies.p50,
         p99Ms: loop.latencies.p99,
         maxMs: loop.latencies.max,
-        duplicates: loopReceipts.duplicates,
-        missing: EVENTS - loopReceipts.first.size,
-        ratio: 1,
-      },
+        duplicates: loop.duplicates,
+        missing: loop.missing,
+        ratio: ratio(loop.perSecond, loopPerSecond),
+      })),
     ];
     console.table(rows);
     writeResult({
@@ -489,7 +532,7 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
         {
           caption:
             'Latency of the pipeline rows is event commit → first receipt at the receiver; of the loop, one POST round trip. ' +
-            'The burst row’s req/s is events ÷ (last receipt − first commit).',
+            'A burst row’s deliveries/s is events ÷ (last receipt − first commit). Ratios are to the mean of the two loops.',
           columns: ['target', 'events', 'deliveries/s', 'p50 ms', 'p99 ms', 'max ms', 'duplicates', 'missing', 'ratio to loop'],
           rows: rows.map((r) => [r.target, r.events, r.perSecond, r.p50Ms, r.p99Ms, r.maxMs, r.duplicates, r.missing, r.ratio ?? '']),
         },
@@ -500,7 +543,7 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
             ['burst delivered in (first commit → last receipt)', `${round(burstSeconds, 1)} s`],
             ['CPU per delivery, burst (one worker)', cpuLine(burstCpu)],
             ['CPU per delivery, burst with two workers', cpuLine(twoMeasured.shares)],
-            ['CPU per delivery, plain loop', cpuLine(loopCpu)],
+            ['CPU per delivery, plain loop (the run before the first burst)', cpuLine(loopBefore.cpu)],
             ['X-Service-Signature valid (sampled receipts)', `${specValid} of ${sample.length}`],
             ['Standard Webhooks signature valid (same sample)', `${standardValid} of ${sample.length}`],
             ['delivery rows by status', JSON.stringify(statuses)],
@@ -532,11 +575,15 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
         },
       ],
       targets: [
-        { target: '≥ 2,000 signed webhook deliveries/s end to end', measured: `${perSecond}/s (burst)`, met: perSecond >= 2000 },
+        {
+          target: '≥ 2,000 signed webhook deliveries/s end to end',
+          measured: `${perSecond}/s (burst; mean of ${one.perSecond} and ${again.perSecond}, the one-worker runs)`,
+          met: perSecond >= 2000,
+        },
         {
           target: '≥ 50 % of the bare signed-POST loop',
-          measured: `${(100 * ratio(perSecond, loop.perSecond)).toFixed(1)} % (loop ${Math.round(loop.perSecond)}/s)`,
-          met: perSecond >= 0.5 * loop.perSecond,
+          measured: `${(100 * ratio(perSecond, loopPerSecond)).toFixed(1)} % (burst ${perSecond}/s; loop ${Math.round(loopPerSecond)}/s, mean of ${Math.round(loopBefore.perSecond)} before the bursts and ${Math.round(loopAfter.perSecond)} after)`,
+          met: perSecond >= 0.5 * loopPerSecond,
         },
         {
           target: 'paced (100 events/s): commit → receipt p99 < 50 ms',
@@ -545,7 +592,7 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
         },
         {
           target: 'two worker processes: not slower than one, nothing delivered twice',
-          measured: `${two.perSecond}/s with two, ${perSecond}/s with one; ${two.got.duplicates} duplicates`,
+          measured: `${two.perSecond}/s with two, ${perSecond}/s with one (mean of ${one.perSecond} before and ${again.perSecond} after); ${two.got.duplicates} duplicates`,
           met: two.perSecond >= perSecond * 0.95 && two.got.duplicates === 0,
         },
         {
@@ -560,14 +607,18 @@ it(`delivers ${EVENTS} events over the outbox and queue, against a plain signed-
       pacedMissing: rows[0].missing,
       burstMissing: rows[1].missing,
       twoMissing: rows[2].missing,
-      loopFailures: loop.failures,
+      againMissing: rows[3].missing,
+      loopFailures: loopBefore.failures + loopAfter.failures,
+      loopMissing: loopBefore.missing + loopAfter.missing,
     }).toEqual({
       pacedMissing: 0,
       burstMissing: 0,
       twoMissing: 0,
+      againMissing: 0,
       loopFailures: 0,
+      loopMissing: 0,
     });
-    expect(two.got.duplicates).toBe(0);
+    expect(two.got.duplicates + again.got.duplicates).toBe(0);
     expect({ specValid, standardValid }).toEqual({ specValid: sample.length, standardValid: sample.length });
   } finally {
     await env.close();
