@@ -216,6 +216,39 @@ describe('soul dev against the real service', () => {
     await request(url).get('/v1/providers/account').set(developer.auth).expect(200);
   });
 
+  it('answers capability_timeout when a tunnelled call is never answered, at the bridge’s own timeout', async () => {
+    const token = await consoleToken();
+    const response = await fetch(`${url}/v1/providers/dev/session?app_id=${app.id}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const readUntil = async (done: () => boolean) => {
+      while (!done()) {
+        const chunk = await reader.read();
+        if (chunk.done) return;
+        text += decoder.decode(chunk.value, { stream: true });
+      }
+    };
+    try {
+      await readUntil(() => text.includes('event: ready'));
+      // Nothing answers the call the stream carries: the bridge gives up at its timeout (Free tier, 10 s) and says so.
+      const started = Date.now();
+      const res = await balance(developerUser);
+      const waited = Date.now() - started;
+      expect(res.status).toBe(504);
+      expect(JSON.stringify(res.body)).toContain('capability_timeout');
+      expect(waited).toBeGreaterThanOrEqual(config.runtimeBridge.timeoutMs - 100);
+      await readUntil(() => text.includes('event: call'));
+    } finally {
+      await reader.cancel();
+      await request(url)
+        .post('/v1/providers/auth/logout')
+        .set({ authorization: `Bearer ${token}` })
+        .expect(204);
+    }
+  }, 40_000);
+
   it('the CLI stops with the refusal when the service ends its session for a revoked credential, instead of reconnecting forever', async () => {
     const token = await consoleToken();
     const dev = startSoul(bundle, ['dev', '--url', localUrl, '--app', app.id], {

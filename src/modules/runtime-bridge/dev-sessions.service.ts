@@ -154,8 +154,11 @@ export class DevSessions {
     // Paths are sent relative to the runtime URL: `soul dev --url` names the local runtime's root, whatever base path the public one has.
     const base = new URL(target.runtime_url).pathname.replace(/\/+$/, '');
     return {
-      exchange: async (url: string | URL, init: OutboundInit & { maxBytes: number }) =>
-        exchanged(await this.relay(target.app_id, sessionId, base, url, init), init.maxBytes),
+      exchange: async (url: string | URL, init: OutboundInit & { maxBytes: number }) => {
+        // The bridge bounds the call by `timeoutMs`: the wait for the CLI's answer is bounded by it too.
+        const signal = init.signal ?? (init.timeoutMs === undefined ? undefined : AbortSignal.timeout(init.timeoutMs));
+        return exchanged(await this.relay(target.app_id, sessionId, base, url, { ...init, signal }), init.maxBytes);
+      },
     };
   }
 
