@@ -313,7 +313,7 @@ function readWhole(
     settled = true;
     resolve({ kind: 'answer', status, headers: answer.headers, body: Buffer.concat(chunks, bytes) });
   });
-  answer.once('error', fail);
+  answer.on('error', fail); // not once: a second error after the first must not go unhandled
   answer.once('close', () => fail(Object.assign(new Error('the connection closed before the answer ended'), { code: 'ECONNRESET' })));
 }
 
