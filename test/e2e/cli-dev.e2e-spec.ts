@@ -181,31 +181,41 @@ describe('soul dev against the real service', () => {
     (await request(url).post('/v1/providers/auth/login').send({ email: DEVELOPER_EMAIL, password: DEVELOPER_PASSWORD }).expect(200)).body
       .token as string;
 
-  it('ends the stream with `event: end` at the next check once its credential is revoked, and no call is routed to it after', async () => {
+  /** Opens the app's dev session stream as the CLI would, with a console session of its own; read it with `readUntil`. */
+  const openSession = async () => {
     const token = await consoleToken();
     const response = await fetch(`${url}/v1/providers/dev/session?app_id=${app.id}`, { headers: { authorization: `Bearer ${token}` } });
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
-    let text = '';
-    const readUntil = async (done: () => boolean) => {
-      while (!done()) {
-        const chunk = await reader.read();
-        if (chunk.done) return;
-        text += decoder.decode(chunk.value, { stream: true });
-      }
+    const session = {
+      token,
+      reader,
+      text: '',
+      async readUntil(done: () => boolean) {
+        while (!done()) {
+          const chunk = await reader.read();
+          if (chunk.done) return;
+          session.text += decoder.decode(chunk.value, { stream: true });
+        }
+      },
     };
-    await readUntil(() => text.includes('event: ready'));
+    return session;
+  };
+
+  it('ends the stream with `event: end` at the next check once its credential is revoked, and no call is routed to it after', async () => {
+    const session = await openSession();
+    await session.readUntil(() => session.text.includes('event: ready'));
     // Several checks pass while the credential stands: the stream stays open (pings) and routes.
-    await readUntil(() => text.split(': ping').length > 3);
-    expect(text).not.toContain('event: end');
+    await session.readUntil(() => session.text.split(': ping').length > 3);
+    expect(session.text).not.toContain('event: end');
 
     await request(url)
       .post('/v1/providers/auth/logout')
-      .set({ authorization: `Bearer ${token}` })
+      .set({ authorization: `Bearer ${session.token}` })
       .expect(204);
-    await readUntil(() => false);
-    const end = /event: end\ndata: (.*)\n/.exec(text);
+    await session.readUntil(() => false);
+    const end = /event: end\ndata: (.*)\n/.exec(session.text);
     expect(end).not.toBeNull();
     expect(JSON.parse(end![1])).toEqual({ code: 'invalid_token', detail: expect.stringMatching(/revoked/) });
     // The session went with the stream: the developer's calls reach the published runtime again.
@@ -217,21 +227,9 @@ describe('soul dev against the real service', () => {
   });
 
   it('answers capability_timeout when a tunnelled call is never answered, at the bridge’s own timeout', async () => {
-    const token = await consoleToken();
-    const response = await fetch(`${url}/v1/providers/dev/session?app_id=${app.id}`, { headers: { authorization: `Bearer ${token}` } });
-    expect(response.status).toBe(200);
-    const reader = response.body!.getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    const readUntil = async (done: () => boolean) => {
-      while (!done()) {
-        const chunk = await reader.read();
-        if (chunk.done) return;
-        text += decoder.decode(chunk.value, { stream: true });
-      }
-    };
+    const session = await openSession();
     try {
-      await readUntil(() => text.includes('event: ready'));
+      await session.readUntil(() => session.text.includes('event: ready'));
       // Nothing answers the call the stream carries: the bridge gives up at its timeout (Free tier, 10 s) and says so.
       const started = Date.now();
       const res = await balance(developerUser);
@@ -239,12 +237,12 @@ describe('soul dev against the real service', () => {
       expect(res.status).toBe(504);
       expect(JSON.stringify(res.body)).toContain('capability_timeout');
       expect(waited).toBeGreaterThanOrEqual(config.runtimeBridge.timeoutMs - 100);
-      await readUntil(() => text.includes('event: call'));
+      await session.readUntil(() => session.text.includes('event: call'));
     } finally {
-      await reader.cancel();
+      await session.reader.cancel();
       await request(url)
         .post('/v1/providers/auth/logout')
-        .set({ authorization: `Bearer ${token}` })
+        .set({ authorization: `Bearer ${session.token}` })
         .expect(204);
     }
   }, 40_000);
