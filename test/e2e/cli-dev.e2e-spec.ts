@@ -239,13 +239,17 @@ describe('soul dev against the real service', () => {
       expect(waited).toBeGreaterThanOrEqual(config.runtimeBridge.timeoutMs - 100);
       await session.readUntil(() => session.text.includes('event: call'));
     } finally {
-      await session.reader.cancel();
+      // Ended as the service ends it: the credential goes, and the stream closes at the next check.
       await request(url)
         .post('/v1/providers/auth/logout')
         .set({ authorization: `Bearer ${session.token}` })
         .expect(204);
+      await session.readUntil(() => false);
     }
-  }, 40_000);
+    await waitFor(async () => (await balance(developerUser)).body.data?.available === 1520.75, {
+      what: 'calls back on the public runtime',
+    });
+  }, 60_000);
 
   it('the CLI stops with the refusal when the service ends its session for a revoked credential, instead of reconnecting forever', async () => {
     const token = await consoleToken();
